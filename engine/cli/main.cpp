@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+// The gpuplan command line: reads the request and catalog files the engine never touches,
+// prints the result on stdout (exit 0) or one error per line on stderr (exit 2).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "embedded_catalog.h"
+#include "gpuplan/api.h"
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kMainHelp = R"(gpuplan: GPU capacity planner for language-model work
+
+Usage:
+  gpuplan estimate [FILE|-] [--catalog DIR]   evaluate one fixed setup (request JSON)
+  gpuplan catalog [--gpus|--models] [--catalog DIR]
+                                              print the catalog in use as JSON
+  gpuplan validate CASES.json [--catalog DIR] accuracy report against measured cases
+  gpuplan --version
+
+Every command takes --help. Results go to stdout (exit 0); input errors go to stderr, one per
+line with the JSON path of the field (exit 2). --catalog DIR reads DIR/gpus.json and
+DIR/models.json instead of the catalog built into this binary.
+)";
+
+constexpr const char* kEstimateHelp = R"(gpuplan estimate [FILE|-] [--catalog DIR]
+
+Reads one request (the contract's JSON: model, workload, precision, optimizer,
+memory_techniques, parallel, gpu, headroom, host, runtime, constraints) from FILE, or from
+standard input when FILE is '-' or absent, and prints the estimate: memory per GPU in seven
+parts, whether it fits with the headroom, host RAM, power, warnings, infeasibility reasons and
+the formula behind each figure. A setup that cannot run is still a result (exit 0) with
+"fits": false and its reasons under "infeasible".
+
+Example:
+  echo '{"model":{"preset":"llama-3.1-8b"},"workload":{"kind":"lora"},"gpu":"rtx-4090-24gb"}' \
+    | gpuplan estimate
+)";
+
+constexpr const char* kCatalogHelp = R"(gpuplan catalog [--gpus|--models] [--catalog DIR]
+
+Prints {"version", "gpus", "models"} for the catalog in use; --gpus or --models prints one half.
+)";
+
+constexpr const char* kValidateHelp = R"(gpuplan validate CASES.json [--catalog DIR]
+
+Runs every case of CASES.json (tests/reference/memory_cases.json is the shipped set: published
+measurements, each with its source) and prints predicted vs measured, the error per case, the
+median |log(pred/meas)| per group, the mean over groups, and the leave-one-group-out figure.
+Exit 0 when the report was printed, 2 when the file is malformed.
+)";
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  if (path == "-") {
+    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Args {
+  std::string command;
+  std::vector<std::string> positional;
+  std::string catalog_dir;
+  bool help = false;
+  bool gpus_only = false;
+  bool models_only = false;
+  std::string error;
+};
+
+Args ParseArgs(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string s = argv[i];
+    if (s == "--help" || s == "-h") {
+      a.help = true;
+    } else if (s == "--catalog") {
+      if (i + 1 >= argc) {
+        a.error = "--catalog needs a directory";
+      } else {
+        a.catalog_dir = argv[++i];
+      }
+    } else if (s == "--gpus") {
+      a.gpus_only = true;
+    } else if (s == "--models") {
+      a.models_only = true;
+    } else if (s.size() > 1 && s[0] == '-' && s != "-" && s != "--version") {
+      a.error = "unknown option " + s;
+    } else if (a.command.empty()) {
+      a.command = s;
+    } else {
+      a.positional.push_back(s);
+    }
+  }
+  return a;
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "gpuplan: " << message << "\n";
+  return 2;
+}
+
+// Prints the envelope's result, or its errors one a line.
+int Emit(const std::string& envelope) {
+  Json doc = Json::parse(envelope, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return Fail("internal error: malformed envelope");
+  if (doc.value("ok", false)) {
+    std::cout << doc["result"].dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return 0;
+  }
+  for (const auto& e : doc["errors"]) {
+    std::cerr << e.value("path", "/") << ": " << e.value("message", "") << " ["
+              << e.value("code", "") << "]\n";
+  }
+  return 2;
+}
+
+std::optional<gpuplan::Engine> LoadEngine(const Args& a) {
+  if (a.catalog_dir.empty()) {
+    return gpuplan::Engine(gpuplan::EmbeddedGpusJson(), gpuplan::EmbeddedModelsJson());
+  }
+  const auto gpus = ReadFile(a.catalog_dir + "/gpus.json");
+  const auto models = ReadFile(a.catalog_dir + "/models.json");
+  if (!gpus || !models) {
+    Fail("cannot read " + a.catalog_dir + "/gpus.json and " + a.catalog_dir + "/models.json");
+    return std::nullopt;
+  }
+  return gpuplan::Engine(*gpus, *models);
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Accuracy report: the engine has no constants fitted on these cases, so the
+// leave-one-group-out error equals the in-sample one; both are printed to make that visible.
+int Validate(const gpuplan::Engine& engine, const std::string& path) {
+  const auto text = ReadFile(path);
+  if (!text) return Fail("cannot read " + path);
+  Json doc = Json::parse(*text, nullptr, false);
+  if (doc.is_discarded() || !doc.contains("cases") || !doc["cases"].is_array()) {
+    return Fail(path + ": expected {\"cases\": [...]}");
+  }
+  std::map<std::string, std::vector<double>> by_group;
+  std::printf("%-58s %-10s %10s %10s %8s\n", "case", "compare", "pred GiB", "meas GiB", "error");
+  for (const auto& c : doc["cases"]) {
+    const std::string id = c.value("id", "?");
+    const std::string compare = c.value("compare", "allocated");
+    const double measured = c.value("measured_bytes", 0.0);
+    const std::string env = engine.Estimate(c.contains("request") ? c["request"].dump() : "{}");
+    Json out = Json::parse(env, nullptr, false);
+    if (out.is_discarded() || !out.value("ok", false) || measured <= 0) {
+      std::printf("%-58s request rejected: %s\n", id.c_str(), env.substr(0, 200).c_str());
+      continue;
+    }
+    const Json& mem = out["result"]["memory"];
+    double pred = mem.value("allocated_bytes", 0.0);
+    if (compare == "weights") pred = mem["per_gpu_bytes"].value("weights", 0.0);
+    if (compare == "kv_cache_per_token")
+      pred = mem["detail"].value("kv_cache.bytes_per_token", 0.0);
+    if (compare == "total") pred = mem.value("total_bytes", 0.0);
+    const double err = pred / measured - 1;
+    const bool scored = c.value("scored", true) && c.value("confidence", "high") != "low";
+    std::printf("%-58s %-10s %10.2f %10.2f %+7.1f%%%s\n", id.c_str(), compare.c_str(),
+                pred / 1073741824.0, measured / 1073741824.0, 100 * err,
+                scored ? "" : " (not scored)");
+    if (scored) by_group[c.value("group", "?")].push_back(std::fabs(std::log(pred / measured)));
+  }
+  std::printf("\n%-40s %6s %22s\n", "group", "cases", "median |log(pred/meas)|");
+  double sum = 0;
+  for (const auto& [g, errs] : by_group) {
+    const double med = Median(errs);
+    sum += med;
+    std::printf("%-40s %6zu %21.1f%%\n", g.c_str(), errs.size(), 100 * med);
+  }
+  const double mean = by_group.empty() ? 0 : sum / static_cast<double>(by_group.size());
+  std::printf("\nmean over groups: %.1f%%\n", 100 * mean);
+  std::printf("leave-one-group-out mean: %.1f%% (no memory constant is fitted on these cases)\n",
+              100 * mean);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = ParseArgs(argc, argv);
+  if (!a.error.empty()) return Fail(a.error + " (see gpuplan --help)");
+  if (a.command == "--version") {
+    std::cout << "gpuplan " << gpuplan::Version() << "\n";
+    return 0;
+  }
+  if (a.command.empty()) {
+    std::cout << kMainHelp;
+    return a.help ? 0 : 2;
+  }
+  if (a.command == "estimate") {
+    if (a.help) return std::cout << kEstimateHelp, 0;
+    if (a.positional.size() > 1) return Fail("estimate takes one request file");
+    const std::string file = a.positional.empty() ? "-" : a.positional[0];
+    const auto request = ReadFile(file);
+    if (!request) return Fail("cannot read " + file);
+    auto engine = LoadEngine(a);
+    if (!engine) return 2;
+    return Emit(engine->Estimate(*request));
+  }
+  if (a.command == "catalog") {
+    if (a.help) return std::cout << kCatalogHelp, 0;
+    auto engine = LoadEngine(a);
+    if (!engine) return 2;
+    const auto part =
+        a.gpus_only ? gpuplan::CatalogPart::kGpus
+                    : (a.models_only ? gpuplan::CatalogPart::kModels : gpuplan::CatalogPart::kAll);
+    return Emit(engine->Catalog(part));
+  }
+  if (a.command == "validate") {
+    if (a.help) return std::cout << kValidateHelp, 0;
+    if (a.positional.size() != 1) return Fail("validate takes one CASES.json file");
+    auto engine = LoadEngine(a);
+    if (!engine) return 2;
+    return Validate(*engine, a.positional[0]);
+  }
+  if (a.command == "plan") {
+    if (a.help) return std::cout << "gpuplan plan: not built yet (issue #4)\n", 0;
+    return Fail("plan is not implemented yet; use estimate");
+  }
+  return Fail("unknown command '" + a.command + "' (see gpuplan --help)");
+}

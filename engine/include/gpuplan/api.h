@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// The engine's façade: JSON text in, an envelope of JSON text out, never an exception.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace gpuplan {
+
+/// Which part of the catalog `CatalogJson` prints.
+enum class CatalogPart { kAll, kGpus, kModels };
+
+/// A loaded catalog and the calls that use it. Loading parses and validates the catalog once,
+/// so each estimate costs only the request's own work.
+class Engine {
+ public:
+  /// Loads a catalog from the text of gpus.json and models.json. Never throws; problems are
+  /// reported by every call as {"ok": false, "errors": [...]}.
+  Engine(std::string_view gpus_json, std::string_view models_json);
+  ~Engine();
+  Engine(Engine&&) noexcept;
+  Engine& operator=(Engine&&) noexcept;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// `{"ok": true, "result": {...}}` or `{"ok": false, "errors": [{code, path, message}]}`.
+  std::string Estimate(std::string_view request_json) const;
+  /// The catalog in use as `{"version", "gpus", "models"}` inside the same envelope.
+  std::string Catalog(CatalogPart part) const;
+  /// True when the catalog loaded without errors.
+  bool CatalogOk() const;
+  /// The catalog's version string ("" when it did not load).
+  std::string CatalogVersion() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The engine's version ("0.1.0").
+std::string_view Version();
+
+}  // namespace gpuplan

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuplan/hardware.h"
+#include "gpuplan/model_spec.h"
+#include "gpuplan/parallelism.h"
+#include "gpuplan/workload.h"
+
+namespace gpuplan {
+
+/// Bounds and preferences for `plan` (contract: constraints). Read and checked by estimate too.
+struct Constraints {
+  int64_t max_gpus = 0;  ///< 0 = no limit given
+  std::vector<std::string> gpus;
+  std::string objective = "default";
+  double node_power_w = 0;
+  double rack_power_w = 0;
+  std::string cooling;
+  double budget_usd = 0;
+  double deadline_s = 0;
+  double ttft_ms = 0;
+  double tpot_ms = 0;
+};
+
+/// One validated request with every default filled in.
+struct Request {
+  ModelSpec model;
+  std::string model_preset;  ///< catalog id when the model came from a preset
+  Workload workload;
+  Precision precision;
+  Optimizer optimizer = Optimizer::kAdamW;
+  MemoryTechniques techniques;
+  Parallel parallel;
+  GpuSpec gpu;
+  double headroom = 0.2;
+  HostSpec host;
+  RuntimeOptions runtime;
+  Constraints constraints;
+};
+
+}  // namespace gpuplan

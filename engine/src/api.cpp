@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#include "gpuplan/api.h"
+
+#include "gpuplan/estimate.h"
+#include "json/catalog_io.h"
+#include "json/request_io.h"
+#include "json/result_io.h"
+
+namespace gpuplan {
+
+struct Engine::Impl {
+  json_io::LoadedCatalog catalog;
+  Diagnostics catalog_errors;
+};
+
+Engine::Engine(std::string_view gpus_json, std::string_view models_json)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->catalog = json_io::LoadCatalog(gpus_json, models_json, &impl_->catalog_errors);
+  for (auto& e : impl_->catalog_errors) e.code = "catalog_" + e.code;
+}
+
+Engine::~Engine() = default;
+Engine::Engine(Engine&&) noexcept = default;
+Engine& Engine::operator=(Engine&&) noexcept = default;
+
+bool Engine::CatalogOk() const { return impl_->catalog_errors.empty(); }
+
+std::string Engine::CatalogVersion() const { return impl_->catalog.version; }
+
+std::string Engine::Estimate(std::string_view request_json) const {
+  if (!CatalogOk()) return json_io::DumpEnvelope(json_io::ErrorEnvelope(impl_->catalog_errors));
+  json_io::ParsedRequest parsed;
+  Diagnostics errors;
+  if (!json_io::ParseRequest(request_json, impl_->catalog, /*require_gpu=*/true, &parsed,
+                             &errors)) {
+    return json_io::DumpEnvelope(json_io::ErrorEnvelope(errors));
+  }
+  const gpuplan::Estimate e = EstimateSetup(parsed.request);
+  const json_io::Json result = json_io::EstimateToJson(parsed, e, impl_->catalog.version);
+  return json_io::DumpEnvelope({{"ok", true}, {"result", result}});
+}
+
+std::string Engine::Catalog(CatalogPart part) const {
+  if (!CatalogOk()) return json_io::DumpEnvelope(json_io::ErrorEnvelope(impl_->catalog_errors));
+  json_io::Json out = {{"version", impl_->catalog.version}};
+  if (part != CatalogPart::kModels) out["gpus"] = impl_->catalog.gpus_json;
+  if (part != CatalogPart::kGpus) out["models"] = impl_->catalog.models_json;
+  return json_io::DumpEnvelope({{"ok", true}, {"result", out}});
+}
+
+std::string_view Version() { return "0.1.0"; }
+
+}  // namespace gpuplan

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+#include "gpuplan/estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "gpuplan/units.h"
+
+namespace gpuplan {
+namespace {
+
+double D(int64_t v) { return static_cast<double>(v); }
+
+std::string Gib(double bytes) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kGiB);
+  return buf;
+}
+
+const char* KindName(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::kPretrain:
+      return "pretrain";
+    case WorkloadKind::kFullFinetune:
+      return "full_finetune";
+    case WorkloadKind::kLora:
+      return "lora";
+    case WorkloadKind::kQlora:
+      return "qlora";
+    case WorkloadKind::kInference:
+      return "inference";
+  }
+  return "";
+}
+
+void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
+  const ModelSpec& m = r.model;
+  const Parallel& p = r.parallel;
+  const auto warn = [e](std::string code, std::map<std::string, double> params, std::string msg) {
+    e->warnings.push_back(Note{std::move(code), std::move(params), std::move(msg)});
+  };
+  if (m.declared_params > 0) {
+    const double diff = std::fabs(D(c.total) - D(m.declared_params)) / D(m.declared_params);
+    if (diff > 0.01) {
+      warn("params_mismatch", {{"declared", D(m.declared_params)}, {"derived", D(c.total)}},
+           "the stated params (" + std::to_string(m.declared_params) +
+               ") differ from the architecture's count (" + std::to_string(c.total) +
+               ") by more than 1%; the architecture's count is used");
+    }
+  }
+  if (!m.IsMla() && p.tp > m.kv_heads && p.tp % m.kv_heads == 0) {
+    warn("kv_heads_replicated", {{"tp", D(p.tp)}, {"kv_heads", D(m.kv_heads)}},
+         "tensor parallel exceeds the key/value heads: each GPU keeps a replica of one KV head");
+  }
+  if (r.workload.IsTraining() && p.zero > 0 && p.ShardGroup() <= 1) {
+    warn("zero_without_data_parallel", {{"zero", D(p.zero)}},
+         "ZeRO shards over data-parallel ranks; with one there is nothing to shard");
+  }
+  if (p.sequence_parallel && p.tp == 1) {
+    warn("sequence_parallel_without_tp", {},
+         "sequence parallelism splits activations over tp ranks; tp is 1");
+  }
+  const GpuSpec& g = r.gpu;
+  const WeightFormat wf = r.precision.weights;
+  const bool needs_fp8 = wf == WeightFormat::kFp8 || r.precision.kv_cache == KvFormat::kFp8;
+  if (needs_fp8 && g.fp8_flops <= 0) {
+    warn("precision_not_native", {},
+         g.name + " has no fp8 units: fp8 is storage only, computed in " +
+             (g.bf16_flops > 0 ? "bf16" : "fp16"));
+  }
+  if ((wf == WeightFormat::kBf16) && g.bf16_flops <= 0 && g.fp16_flops > 0) {
+    warn("precision_not_native", {}, g.name + " has no bf16 units: runs in fp16 (or emulated)");
+  }
+  const std::string& gen = g.generation;
+  if (r.techniques.flash_attention && (gen == "volta" || gen == "turing")) {
+    warn("flash_attention_unsupported", {},
+         "FlashAttention 2 needs Ampere or newer; on " + g.name +
+             " the memory-efficient SDPA kernel gives the same memory, at lower speed");
+  }
+  if (r.optimizer == Optimizer::kPagedAdamW8bit && r.workload.IsTraining()) {
+    warn("paged_optimizer_states", {},
+         "paged 8-bit Adam keeps its states in CUDA unified memory, outside PyTorch's allocator: "
+         "they are not in the per-GPU total and page to host RAM under pressure");
+  }
+  if (r.workload.IsTraining() && r.workload.seq_len % p.cp != 0) {
+    warn("seq_len_not_divisible_by_cp", {{"seq_len", D(r.workload.seq_len)}, {"cp", D(p.cp)}},
+         "context parallel splits the sequence evenly; seq_len is not a multiple of cp");
+  }
+}
+
+void ExplainMemory(const Request& r, const ParamCounts& c, Estimate* e) {
+  const MemoryResult& mr = e->memory;
+  const auto& d = mr.detail;
+  const auto get = [&d](const char* k) {
+    const auto it = d.find(k);
+    return it == d.end() ? 0.0 : it->second;
+  };
+  const Parallel& p = r.parallel;
+  auto& x = e->explain;
+  const std::string base = "/memory/per_gpu_bytes/";
+  const std::string fmt(Name(r.precision.weights));
+  x[base + "weights"] = {
+      "weight matrices x bits per weight of " + fmt +
+          " (group scales included) + embeddings/lm_head + norms, biases and routers; split over "
+          "tp (and ep for experts), over pp stages, and over data-parallel ranks under ZeRO-3",
+      {{"params_total", D(c.total)},
+       {"linear_bytes", get("weights.linear")},
+       {"embedding_and_head_bytes", get("weights.embedding_and_head")},
+       {"norms_biases_routers_bytes", get("weights.norms_biases_routers")},
+       {"lora_adapter_bytes", get("weights.lora_adapters")},
+       {"tp", D(p.tp)},
+       {"pp", D(p.pp)},
+       {"ep", D(p.ep)},
+       {"zero", D(p.zero)}},
+      {"bitsandbytes, GPTQ, AWQ and fp8 formats keep embeddings, lm_head and norms in 16 bits",
+       "GGUF Q4_K_M: Q4_K body, Q6_K lm_head, Q6_K attn_v/ffn_down on llama.cpp's use_more_bits "
+       "layers"}};
+  x[base + "gradients"] = {
+      "trainable parameters on this GPU x gradient bytes (2 in bf16/fp16, 4 in fp32); "
+      "/ data-parallel ranks under ZeRO-2/3; one tensor's worth with optimizer-in-backward",
+      {{"zero", D(p.zero)}, {"shard_group", D(p.ShardGroup())}},
+      {}};
+  x[base + "optimizer_states"] = {
+      "trainable parameters x (optimizer state bytes + fp32 master copy bytes); / data-parallel "
+      "ranks under ZeRO-1/2/3; 0 on the GPU when offloaded or paged",
+      {{"master_bytes", get("optimizer_states.master_weights")},
+       {"moment_bytes", get("optimizer_states.moments")}},
+      {"AdamW: two fp32 moments = 8 bytes/param; with bf16 weights, bf16 gradients and an fp32 "
+       "master copy the total is 16 bytes/param (ZeRO paper)"}};
+  if (r.workload.IsTraining()) {
+    x[base + "activations"] = {
+        "per layer and token: norm inputs, QKV input, q/k/v, attention output, MLP input and "
+        "intermediates (Korthikanti et al. 2022, 34sbh + 5as^2b for GPT, generalised to GQA, "
+        "gated MLP, MoE); x layers on the stage x micro_batch x seq_len / cp x in-flight "
+        "micro-batches; + logits and loss buffer",
+        {{"layers_bytes", get("activations.layers")},
+         {"recompute_working_set_bytes", get("activations.recompute_working_set")},
+         {"logits_and_loss_bytes", get("activations.logits_and_loss")},
+         {"micro_batch", D(r.workload.micro_batch)},
+         {"seq_len", D(r.workload.seq_len)},
+         {"vocab", D(r.model.vocab)}},
+        {"flash attention keeps no s^2 scores", "full recomputation keeps only each layer's input",
+         "the logits are upcast to fp32 for the loss unless the loss is chunked"}};
+  } else {
+    x[base + "activations"] = {
+        "transient working set of one prefill chunk (residual + the wider of the MLP "
+        "intermediates and attention's q/k/v/o) + fp32 logits of the last position per sequence",
+        {{"prefill_chunk_tokens", D(r.workload.prefill_chunk_tokens)},
+         {"prefill_working_set_bytes", get("activations.prefill_working_set")},
+         {"logits_bytes", get("activations.logits")}},
+        {}};
+    x[base + "kv_cache"] = {
+        r.model.IsMla()
+            ? "layers x (kv_lora_rank + qk_rope_head_dim) x bytes x (prompt + output) "
+              "tokens x concurrency (MLA caches the compressed latent)"
+            : "2 (K and V) x layers x kv_heads/tp x head_dim x bytes x (prompt + output) "
+              "tokens x concurrency",
+        {{"bytes_per_token", get("kv_cache.bytes_per_token")},
+         {"tokens_per_sequence", D(r.workload.prompt_tokens + r.workload.output_tokens)},
+         {"concurrency", D(r.workload.concurrency)},
+         {"kv_bytes_per_element", BytesPerElement(r.precision.kv_cache)}},
+        {}};
+  }
+  x[base + "buffers"] = {
+      "ZeRO-3/FSDP or offload: two gathered layers (current + prefetch); quantised bases: one "
+      "dequantised weight; data parallel: two 25 MiB gradient buckets",
+      {{"gathered_units_bytes", get("buffers.gathered_units")},
+       {"dequantised_weight_bytes", get("buffers.dequantised_weight")},
+       {"gradient_bucket_bytes", get("buffers.gradient_buckets")}},
+      {}};
+  x[base + "runtime"] = {
+      "CUDA context + framework reserve (card default, overridable) + NCCL buffers when gpus > 1 "
+      "+ allocator slack x the six tensor parts",
+      {{"reserve_bytes", get("runtime.reserve")},
+       {"communicator_bytes", get("runtime.communicators")},
+       {"allocator_slack_bytes", get("runtime.allocator_slack")},
+       {"allocator_slack", r.runtime.allocator_slack}},
+      {"runtime is what torch.cuda.max_memory_allocated() does not see"}};
+  x["/memory/total_bytes"] = {"sum of the seven per-GPU parts", {}, {}};
+  x["/memory/total_with_headroom_bytes"] = {
+      "total_bytes x (1 + headroom)",
+      {{"headroom", r.headroom}},
+      {"seed 000: leave about two tenths on top for input-length swings and temporary peaks"}};
+  x["/memory/capacity_bytes"] = {"the card's memory", {{"memory_bytes", r.gpu.memory_bytes}}, {}};
+  x["/memory/fits"] = {"total_with_headroom_bytes <= capacity_bytes", {}, {}};
+}
+
+double HostRam(const Request& r, const Estimate& e, Estimate* out) {
+  // Seed 001's rules of thumb for host memory per node, plus what offloading keeps there.
+  const double per_node = D(e.gpus_per_node_used);
+  const double vram = r.gpu.memory_bytes;
+  double rule = 0;
+  std::string which;
+  if (!r.workload.IsTraining()) {
+    rule = 0.5 * vram * per_node;
+    which = "serving: 0.5 x VRAM";
+  } else if (r.parallel.gpus == 1) {
+    rule = 1.5 * vram;
+    which = "single-card training: 1.5 x VRAM";
+  } else {
+    rule = 0.8 * vram * per_node;
+    which = "multi-card training: 0.8 x total VRAM of the node";
+  }
+  // Seed 001: dataset x preprocessing expansion (1.5-3, 2 taken) + at least 20% system overhead.
+  const double data = r.host.dataset_bytes * 2.0 * 1.2;
+  const double offloaded = e.memory.offloaded_bytes_per_gpu * per_node;
+  const double total = std::max(rule, data) + offloaded;
+  out->explain["/memory/host_ram_bytes"] = {
+      "max(rule of thumb, dataset x 2 expansion x 1.2 system overhead) + offloaded state of the "
+      "node's GPUs",
+      {{"rule_bytes", rule},
+       {"dataset_term_bytes", data},
+       {"offloaded_bytes", offloaded},
+       {"gpus_in_node", per_node}},
+      {"seed 001 rule used: " + which}};
+  return total;
+}
+
+}  // namespace
+
+Estimate EstimateSetup(const Request& r) {
+  Estimate e;
+  e.params = CountParams(r.model);
+  e.infeasible = CheckLayout(r.model, r.parallel);
+  Parallel safe = r.parallel;
+  if (safe.Dp() < 1) safe.gpus = safe.tp * safe.pp * safe.cp;  // keep the arithmetic defined
+  const MemoryInput in{r.model,      e.params, r.workload, r.precision, r.optimizer,
+                       r.techniques, safe,     r.gpu,      r.runtime};
+  e.memory = EstimateMemory(in);
+  e.capacity_bytes = r.gpu.memory_bytes;
+  e.total_bytes = e.memory.per_gpu.Total();
+  e.total_with_headroom_bytes = e.total_bytes * (1 + r.headroom);
+  e.fits = e.infeasible.empty() && e.total_with_headroom_bytes <= e.capacity_bytes;
+  if (e.infeasible.empty() && !e.fits) {
+    e.infeasible.push_back(
+        Note{"exceeds_memory",
+             {{"need_bytes", e.total_with_headroom_bytes}, {"capacity_bytes", e.capacity_bytes}},
+             "needs " + Gib(e.total_with_headroom_bytes) + " per GPU with " +
+                 std::to_string(static_cast<int>(std::lround(r.headroom * 100))) + "% headroom; " +
+                 r.gpu.name + " has " + Gib(e.capacity_bytes)});
+  }
+  e.gpus_per_node_used = std::max<int64_t>(1, std::min(r.parallel.gpus, r.gpu.gpus_per_node));
+  AddWarnings(r, e.params, &e);
+  for (const auto& w : e.memory.warnings) e.warnings.push_back(w);
+  ExplainMemory(r, e.params, &e);
+  e.host_ram_bytes = HostRam(r, e, &e);
+  if (r.host.ram_bytes_per_node > 0 && e.host_ram_bytes > r.host.ram_bytes_per_node) {
+    e.warnings.push_back(
+        Note{"host_ram_short",
+             {{"need_bytes", e.host_ram_bytes}, {"have_bytes", r.host.ram_bytes_per_node}},
+             "host RAM per node (" + Gib(r.host.ram_bytes_per_node) + ") is below the " +
+                 Gib(e.host_ram_bytes) + " this setup wants: data loading will starve the GPUs"});
+  }
+  e.power.gpu_watts = r.gpu.board_power_w;
+  e.power.node_watts = r.gpu.board_power_w * D(e.gpus_per_node_used);
+  e.power.total_watts = r.gpu.board_power_w * D(r.parallel.gpus);
+  e.explain["/power/node_watts"] = {
+      "board power x GPUs in one node",
+      {{"gpus_in_node", D(e.gpus_per_node_used)}},
+      {"GPU boards only: CPUs, NICs, fans and PSU losses are not yet counted"}};
+  (void)KindName;
+  return e;
+}
+
+}  // namespace gpuplan

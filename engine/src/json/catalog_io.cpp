@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+#include "json/catalog_io.h"
+
+#include <algorithm>
+#include <set>
+
+#include "gpuplan/units.h"
+#include "json/hf_config.h"
+
+namespace gpuplan::json_io {
+namespace {
+
+bool IsKebabId(const std::string& id) {
+  if (id.empty() || id.size() > 64 || id.front() == '-' || id.back() == '-') return false;
+  char prev = 0;
+  for (char c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+    if (!ok || (c == '-' && prev == '-')) return false;
+    prev = c;
+  }
+  return true;
+}
+
+std::optional<Json> ParseText(std::string_view text, const char* root, Diagnostics* errors) {
+  Diagnostics parse_errors;
+  auto doc = ParseJson(text, std::string("the ") + root + " catalog file", &parse_errors);
+  for (auto& e : parse_errors) {
+    e.path = std::string("/") + root;
+    errors->push_back(std::move(e));
+  }
+  return doc;
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string NearestIds(const std::string& id, const std::vector<std::string>& ids) {
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& candidate : ids) scored.emplace_back(EditDistance(id, candidate), candidate);
+  std::sort(scored.begin(), scored.end());
+  std::string out;
+  for (size_t i = 0; i < scored.size() && i < 3; ++i) {
+    out += (i ? ", " : "") + scored[i].second;
+  }
+  return out;
+}
+
+const GpuSpec* LoadedCatalog::FindGpu(const std::string& id) const {
+  for (const auto& g : gpus) {
+    if (g.id == id) return &g;
+  }
+  return nullptr;
+}
+
+const ModelPreset* LoadedCatalog::FindModel(const std::string& id) const {
+  for (const auto& m : models) {
+    if (m.id == id) return &m;
+  }
+  return nullptr;
+}
+
+std::optional<GpuSpec> GpuFromJson(const Json& card, const std::string& path,
+                                   const ReadContext& ctx) {
+  const size_t errors_before = ctx.diagnostics->size();
+  Fields r(&card, path, ctx, nullptr);
+  if (!r.ok()) return std::nullopt;
+  GpuSpec g;
+  const auto require = [&](const char* key) {
+    if (!r.Has(key)) ctx.Error("missing_field", r.PathOf(key), "is required for a card");
+  };
+  for (const char* key :
+       {"id", "name", "vendor", "mem_bandwidth_gb_per_s", "bf16_dense_tflops", "board_power_w"}) {
+    require(key);
+  }
+  g.id = r.String("id", 64).value_or("");
+  if (r.Has("id") && !g.id.empty() && !IsKebabId(g.id)) {
+    ctx.Error("invalid_id", r.PathOf("id"),
+              "must be lower-case kebab-case (letters, digits, '-', '.'), got " + Show(card["id"]));
+  }
+  g.name = r.String("name").value_or("");
+  g.vendor = r.Enum("vendor", {"nvidia", "amd", "intel", "huawei", "google", "other"}).value_or("");
+  g.generation = r.String("generation", 40).value_or("");
+  const auto gib = r.Number("memory_gib", 1, 4096);
+  const auto gb = r.Number("memory_gb", 1, 4400);
+  if (r.Has("memory_gib") == r.Has("memory_gb")) {
+    ctx.Error(r.Has("memory_gib") ? "conflicting_fields" : "missing_field", r.PathOf("memory_gib"),
+              "give exactly one of memory_gib (binary, 2^30 bytes) or memory_gb (10^9 bytes)");
+  }
+  g.memory_bytes = gib ? *gib * kGiB : gb.value_or(0) * kGB;
+  g.mem_bandwidth_bytes_per_s = r.Number("mem_bandwidth_gb_per_s", 1, 100000).value_or(0) * kGB;
+  g.fp32_flops = r.Number("fp32_tflops", 0.01, 10000).value_or(0) * kTera;
+  g.tf32_flops = r.Number("tf32_dense_tflops", 0.01, 100000).value_or(0) * kTera;
+  g.bf16_flops = r.Number("bf16_dense_tflops", 0.01, 100000).value_or(0) * kTera;
+  g.fp16_flops = r.Number("fp16_dense_tflops", 0.01, 100000).value_or(0) * kTera;
+  g.fp8_flops = r.Number("fp8_dense_tflops", 0.01, 100000).value_or(0) * kTera;
+  g.int8_ops = r.Number("int8_dense_tops", 0.01, 100000).value_or(0) * kTera;
+  g.fp4_flops = r.Number("fp4_dense_tflops", 0.01, 100000).value_or(0) * kTera;
+  if (g.fp32_flops > 0 && g.bf16_flops > 0 && g.bf16_flops < g.fp32_flops) {
+    ctx.Error("inconsistent", r.PathOf("bf16_dense_tflops"),
+              "is below fp32_tflops: a dense bf16 tensor-core figure is never below fp32");
+  }
+  g.board_power_w = r.Number("board_power_w", 1, 5000).value_or(0);
+  g.form_factor =
+      r.Enum("form_factor", {"sxm", "pcie", "oam", "nvl", "superchip", "board"}).value_or("");
+  g.cooling = r.Enum("cooling", {"air", "liquid", "air_or_liquid"}).value_or("air");
+  if (const Json* link = r.Raw("intra_node")) {
+    Fields l(link, r.PathOf("intra_node"), ctx, nullptr);
+    g.intra_node_kind = l.String("kind", 40).value_or("");
+    g.intra_node_bytes_per_s = l.Number("gb_per_s_per_direction", 0.1, 10000).value_or(0) * kGB;
+    l.RejectUnknown();
+  }
+  g.gpus_per_node = r.Int("gpus_per_node", 1, 576).value_or(8);
+  g.inter_node_bytes_per_s = r.Number("inter_node_gb_per_s_per_gpu", 0.1, 10000).value_or(0) * kGB;
+  g.runtime_reserve_bytes = r.Number("runtime_reserve_gib", 0, 64).value_or(1.0) * kGiB;
+  if (const Json* price = r.Raw("price"); price != nullptr && !price->is_null()) {
+    Fields p(price, r.PathOf("price"), ctx, nullptr);
+    g.usd_per_hour = p.Number("usd_per_hour", 0, 10000);
+    p.String("as_of", 40);
+    p.String("source", 2000);
+    p.Bool("indicative");
+    p.RejectUnknown();
+  }
+  g.release_year = r.Int("release_year", 1990, 2100).value_or(0);
+  r.Accept("sources");
+  r.Accept("notes");
+  r.RejectUnknown();
+  if (ctx.diagnostics->size() != errors_before) return std::nullopt;
+  return g;
+}
+
+LoadedCatalog LoadCatalog(std::string_view gpus_text, std::string_view models_text,
+                          Diagnostics* errors) {
+  LoadedCatalog cat;
+  std::vector<std::string> defaults;
+  const ReadContext ctx{errors, nullptr};
+  if (auto doc = ParseText(gpus_text, "gpus", errors)) {
+    Fields top(&*doc, "", ctx, nullptr);
+    top.Int("schema_version", 1, 1);
+    cat.version = top.String("catalog_version", 40).value_or("");
+    if (!top.Has("catalog_version")) ctx.Error("missing_field", "/catalog_version", "is required");
+    const Json* list = top.Raw("gpus");
+    top.RejectUnknown();
+    if (list == nullptr || !list->is_array()) {
+      ctx.Error("wrong_type", "/gpus", "must be an array of cards");
+    } else {
+      std::set<std::string> ids;
+      for (size_t i = 0; i < list->size(); ++i) {
+        const std::string path = "/gpus/" + std::to_string(i);
+        auto g = GpuFromJson((*list)[i], path, ctx);
+        if (!g) continue;
+        if (!ids.insert(g->id).second) {
+          ctx.Error("duplicate_id", path + "/id", "repeats the id '" + g->id + "'");
+          continue;
+        }
+        cat.gpus.push_back(std::move(*g));
+      }
+      cat.gpus_json = *list;
+    }
+  }
+  if (auto doc = ParseText(models_text, "models", errors)) {
+    Fields top(&*doc, "", ctx, nullptr);
+    top.Int("schema_version", 1, 1);
+    const Json* list = top.Raw("models");
+    top.RejectUnknown();
+    if (list == nullptr || !list->is_array()) {
+      ctx.Error("wrong_type", "/models", "must be an array of model presets");
+    } else {
+      std::set<std::string> ids;
+      for (size_t i = 0; i < list->size(); ++i) {
+        const std::string path = "/models/" + std::to_string(i);
+        Fields r(&(*list)[i], path, ctx, nullptr);
+        if (!r.ok()) continue;
+        ModelPreset preset;
+        preset.id = r.String("id", 64).value_or("");
+        preset.name = r.String("name").value_or("");
+        r.String("hf_repo");
+        r.String("source", 2000);
+        r.String("params_published_source", 2000);
+        if (const Json* pub = r.Raw("params_published"); pub != nullptr && !pub->is_null()) {
+          r.Number("params_published", 1e6, 1e14);
+          preset.params_published = pub->is_number() ? pub->get<double>() : 0;
+        }
+        r.Accept("notes");
+        const Json* hf = r.Raw("hf_config");
+        r.RejectUnknown();
+        if (preset.id.empty() || !IsKebabId(preset.id)) {
+          ctx.Error("invalid_id", path + "/id", "must be a lower-case kebab-case id");
+          continue;
+        }
+        if (hf == nullptr) {
+          ctx.Error("missing_field", path + "/hf_config", "is required for a model preset");
+          continue;
+        }
+        std::vector<Note> ignored;
+        auto spec = ModelFromHfConfig(*hf, path + "/hf_config", ctx, &ignored);
+        if (!spec) continue;
+        spec->name = preset.name;
+        preset.spec = std::move(*spec);
+        if (!ids.insert(preset.id).second) {
+          ctx.Error("duplicate_id", path + "/id", "repeats the id '" + preset.id + "'");
+          continue;
+        }
+        cat.models.push_back(std::move(preset));
+      }
+      cat.models_json = *list;
+    }
+  }
+  return cat;
+}
+
+}  // namespace gpuplan::json_io

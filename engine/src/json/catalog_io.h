@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/hardware.h"
+#include "gpuplan/model_spec.h"
+#include "json/reader.h"
+
+namespace gpuplan::json_io {
+
+/// A model preset of the catalog: its architecture read through the same config.json reader a
+/// pasted config goes through.
+struct ModelPreset {
+  std::string id;
+  std::string name;
+  ModelSpec spec;
+  double params_published = 0;  ///< 0 when the catalog has none
+};
+
+/// A parsed, validated catalog plus its JSON text for `gpuplan catalog`.
+struct LoadedCatalog {
+  std::string version;
+  std::vector<GpuSpec> gpus;
+  std::vector<ModelPreset> models;
+  Json gpus_json;    ///< the "gpus" array as shipped
+  Json models_json;  ///< the "models" array as shipped
+
+  const GpuSpec* FindGpu(const std::string& id) const;
+  const ModelPreset* FindModel(const std::string& id) const;
+};
+
+/// Parses and validates both catalog files; every problem is reported with its JSON pointer
+/// (rooted at /gpus or /models) and the result is usable only when no error was added.
+LoadedCatalog LoadCatalog(std::string_view gpus_text, std::string_view models_text,
+                          Diagnostics* errors);
+
+/// Reads one card (a catalog entry, or an inline `gpu` object in a request).
+std::optional<GpuSpec> GpuFromJson(const Json& card, const std::string& path,
+                                   const ReadContext& ctx);
+
+/// Returns the catalog ids closest to `id` for a "did you mean" hint (at most three).
+std::string NearestIds(const std::string& id, const std::vector<std::string>& ids);
+
+}  // namespace gpuplan::json_io

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+#include "json/hf_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace gpuplan::json_io {
+namespace {
+
+constexpr int64_t kMaxDim = int64_t{1} << 24;  // 16M: far above any real width or vocabulary
+
+// Reads config fields that may be spelled several ways (hidden_size / n_embd / d_model).
+class HfReader {
+ public:
+  HfReader(const Json& c, std::string path, const ReadContext& ctx)
+      : c_(c), path_(std::move(path)), ctx_(ctx) {}
+
+  const Json* Find(std::initializer_list<const char*> names, std::string* found = nullptr) const {
+    for (const char* n : names) {
+      const auto it = c_.find(n);
+      if (it != c_.end() && !it->is_null()) {
+        if (found != nullptr) *found = n;
+        return &*it;
+      }
+    }
+    return nullptr;
+  }
+
+  std::optional<int64_t> Int(std::initializer_list<const char*> names, bool required,
+                             int64_t min = 1, int64_t max = kMaxDim) {
+    std::string name;
+    const Json* v = Find(names, &name);
+    if (v == nullptr) {
+      if (required) {
+        ctx_.Error("missing_field", path_ + "/" + *names.begin(),
+                   "is required to size the model (also accepted: " + Alternatives(names) + ")");
+        failed_ = true;
+      }
+      return std::nullopt;
+    }
+    bool integral = false;
+    int64_t value = 0;
+    if (v->is_number_unsigned()) {
+      integral = v->get<uint64_t>() <= static_cast<uint64_t>(max);
+      value = integral ? v->get<int64_t>() : 0;
+    } else if (v->is_number_integer()) {
+      integral = true;
+      value = v->get<int64_t>();
+    } else if (v->is_number_float()) {
+      const double d = v->get<double>();
+      integral = std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9e18;
+      value = integral ? static_cast<int64_t>(d) : 0;
+    }
+    if (!integral || value < min || value > max) {
+      ctx_.Error("out_of_range", path_ + "/" + PointerToken(name),
+                 "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                     "], got " + Show(*v));
+      failed_ = true;
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<bool> Bool(std::initializer_list<const char*> names) {
+    std::string name;
+    const Json* v = Find(names, &name);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_boolean()) {
+      ctx_.Error("wrong_type", path_ + "/" + PointerToken(name),
+                 "must be true or false, got " + Show(*v));
+      failed_ = true;
+      return std::nullopt;
+    }
+    return v->get<bool>();
+  }
+
+  std::string Str(const char* name) const {
+    const auto it = c_.find(name);
+    return it != c_.end() && it->is_string() ? it->get<std::string>() : std::string();
+  }
+
+  bool failed() const { return failed_; }
+
+ private:
+  static std::string Alternatives(std::initializer_list<const char*> names) {
+    std::string s;
+    for (const char* n : names) s += std::string(s.empty() ? "" : ", ") + n;
+    return s;
+  }
+
+  const Json& c_;
+  std::string path_;
+  ReadContext ctx_;
+  bool failed_ = false;
+};
+
+const std::set<std::string>& KnownFamilies() {
+  static const std::set<std::string> k = {
+      "llama",     "mistral",     "mixtral", "qwen2", "qwen2_moe",   "qwen3",
+      "qwen3_moe", "gemma",       "gemma2",  "phi3",  "deepseek_v2", "deepseek_v3",
+      "gpt2",      "gpt_bigcode", "falcon",  "opt",   "bloom"};
+  return k;
+}
+
+// transformers' per-class default for tie_word_embeddings when a config omits it.
+bool DefaultTied(const std::string& family) {
+  static const std::set<std::string> untied = {"llama",       "mistral",    "mixtral",   "qwen2",
+                                               "qwen2_moe",   "qwen3",      "qwen3_moe", "phi3",
+                                               "deepseek_v2", "deepseek_v3"};
+  return untied.count(family) == 0;
+}
+
+}  // namespace
+
+std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string& path,
+                                           const ReadContext& ctx, std::vector<Note>* warnings) {
+  if (!config.is_object()) {
+    ctx.Error("wrong_type", path, "must be a config.json object, got " + TypeName(config));
+    return std::nullopt;
+  }
+  // Multimodal configs nest the language model under text_config.
+  const auto text = config.find("text_config");
+  const bool nested = text != config.end() && text->is_object();
+  const Json& c = nested ? *text : config;
+  const std::string base = nested ? path + "/text_config" : path;
+  HfReader r(c, base, ctx);
+
+  ModelSpec m;
+  m.family = r.Str("model_type");
+  if (m.family.empty() && nested) m.family = HfReader(config, path, ctx).Str("model_type");
+  const std::string f = m.family;
+  if (KnownFamilies().count(f) == 0) {
+    warnings->push_back(Note{"unknown_model_family",
+                             {},
+                             "model_type '" + f.substr(0, 40) +
+                                 "' is not one gpuplan knows; read as a Llama-style model "
+                                 "(gated MLP, RMSNorm, no biases): check the parameter count"});
+  }
+  const bool gpt_style = f == "gpt2" || f == "gpt_bigcode";
+  const bool layer_norm = gpt_style || f == "opt" || f == "bloom" || f == "falcon";
+  m.norm = layer_norm ? NormKind::kLayer : NormKind::kRms;
+  m.mlp = layer_norm ? MlpKind::kPlain : MlpKind::kGated;
+
+  m.hidden = r.Int({"hidden_size", "n_embd", "n_embed", "d_model"}, true).value_or(0);
+  m.layers = r.Int({"num_hidden_layers", "n_layer", "num_layers"}, true).value_or(0);
+  m.heads = r.Int({"num_attention_heads", "n_head"}, true).value_or(0);
+  m.vocab = r.Int({"vocab_size"}, true).value_or(0);
+  if (r.failed()) return std::nullopt;
+
+  const auto explicit_head_dim = r.Int({"head_dim"}, false);
+  m.head_dim = explicit_head_dim.value_or(m.heads > 0 ? m.hidden / m.heads : 0);
+
+  // Key/value heads: GQA field names, MQA flags, or full multi-head attention.
+  if (f == "falcon") {
+    const bool new_arch = r.Bool({"new_decoder_architecture"}).value_or(false);
+    const bool multi_query = r.Bool({"multi_query"}).value_or(true);
+    m.kv_heads =
+        new_arch ? r.Int({"num_kv_heads"}, false).value_or(m.heads) : (multi_query ? 1 : m.heads);
+    const bool parallel = r.Bool({"parallel_attn"}).value_or(true);
+    m.norms_per_layer = new_arch ? 2 : (parallel ? 1 : 2);
+    const bool bias = r.Bool({"bias"}).value_or(false);
+    m.qkv_bias = m.o_bias = m.mlp_bias = bias;
+    m.intermediate = r.Int({"ffn_hidden_size"}, false).value_or(4 * m.hidden);
+  } else if (f == "gpt_bigcode") {
+    m.kv_heads = r.Bool({"multi_query"}).value_or(true) ? 1 : m.heads;
+  } else {
+    m.kv_heads = r.Int({"num_key_value_heads", "num_kv_heads"}, false).value_or(m.heads);
+  }
+
+  if (f != "falcon") {
+    const auto inter = r.Int({"intermediate_size", "ffn_dim", "n_inner"}, !layer_norm);
+    m.intermediate = inter.value_or(4 * m.hidden);
+  }
+  if (layer_norm && f != "falcon") {
+    // GPT-2, GPTBigCode, OPT and BLOOM put biases on every projection.
+    const bool bias = r.Bool({"enable_bias"}).value_or(true);
+    m.qkv_bias = m.o_bias = m.mlp_bias = bias;
+  }
+  if (f == "llama") {
+    m.qkv_bias = m.o_bias = r.Bool({"attention_bias"}).value_or(false);
+    m.mlp_bias = r.Bool({"mlp_bias"}).value_or(false);
+  }
+  if (f == "qwen2" || f == "qwen2_moe") m.qkv_bias = true;  // Qwen2Attention: q/k/v bias=True
+  if (f == "qwen3" || f == "qwen3_moe") {
+    m.qk_norm = true;
+    m.qkv_bias = m.o_bias = r.Bool({"attention_bias"}).value_or(false);
+  }
+  if (f == "gemma2") m.norms_per_layer = 4;  // input, post-attention, pre- and post-feedforward
+  if (gpt_style)
+    m.position_embeddings = r.Int({"n_positions", "max_position_embeddings"}, false).value_or(0);
+  if (f == "opt") {
+    // OPTLearnedPositionalEmbedding keeps 2 extra rows (the padding offset).
+    m.position_embeddings = r.Int({"max_position_embeddings"}, false).value_or(2048) + 2;
+    m.final_norm = r.Bool({"do_layer_norm_before"}).value_or(true);
+    const auto proj = r.Int({"word_embed_proj_dim"}, false);
+    if (proj && *proj != m.hidden) {
+      warnings->push_back(Note{"opt_projection_ignored",
+                               {{"word_embed_proj_dim", static_cast<double>(*proj)}},
+                               "OPT's word_embed_proj_dim projections are not counted"});
+    }
+  }
+  if (f == "bloom") m.embedding_norm = true;
+  m.tied_embeddings = r.Bool({"tie_word_embeddings"}).value_or(DefaultTied(f));
+  m.max_context = r.Int({"max_position_embeddings", "n_positions", "seq_length"}, false, 1,
+                        std::numeric_limits<int32_t>::max())
+                      .value_or(0);
+
+  // Mixture of experts.
+  if (f == "mixtral") {
+    m.moe.experts = r.Int({"num_local_experts"}, true).value_or(0);
+    m.moe.experts_per_token = r.Int({"num_experts_per_tok"}, true).value_or(0);
+    m.moe.expert_intermediate = m.intermediate;
+  } else if (f == "qwen2_moe" || f == "qwen3_moe") {
+    m.moe.experts = r.Int({"num_experts"}, true).value_or(0);
+    m.moe.experts_per_token = r.Int({"num_experts_per_tok"}, true).value_or(0);
+    m.moe.expert_intermediate = r.Int({"moe_intermediate_size"}, true).value_or(0);
+    m.moe.layer_freq = r.Int({"decoder_sparse_step"}, false).value_or(1);
+    const auto shared = r.Int({"shared_expert_intermediate_size"}, false, 0);
+    if (shared && *shared > 0) {
+      m.moe.shared_experts = 1;
+      m.moe.shared_intermediate = *shared;
+      m.moe.shared_gate = true;
+    }
+  } else if (f == "deepseek_v2" || f == "deepseek_v3") {
+    m.moe.experts = r.Int({"n_routed_experts"}, true).value_or(0);
+    m.moe.experts_per_token = r.Int({"num_experts_per_tok"}, true).value_or(0);
+    m.moe.expert_intermediate = r.Int({"moe_intermediate_size"}, true).value_or(0);
+    m.moe.shared_experts = r.Int({"n_shared_experts"}, false, 0).value_or(0);
+    m.moe.shared_intermediate = m.moe.expert_intermediate;
+    m.moe.first_dense_layers = r.Int({"first_k_dense_replace"}, false, 0).value_or(0);
+    m.moe.layer_freq = r.Int({"moe_layer_freq"}, false).value_or(1);
+    m.moe.router_bias = f == "deepseek_v3";  // e_score_correction_bias
+    m.mla.q_lora_rank = r.Int({"q_lora_rank"}, false, 0).value_or(0);
+    m.mla.kv_lora_rank = r.Int({"kv_lora_rank"}, true).value_or(0);
+    m.mla.qk_nope_head_dim = r.Int({"qk_nope_head_dim"}, true).value_or(0);
+    m.mla.qk_rope_head_dim = r.Int({"qk_rope_head_dim"}, true).value_or(0);
+    m.mla.v_head_dim = r.Int({"v_head_dim"}, true).value_or(0);
+    m.kv_heads = m.heads;
+    m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+  }
+  if (r.failed()) return std::nullopt;
+  if (m.kv_heads < 1 || m.kv_heads > m.heads || m.heads % m.kv_heads != 0) {
+    ctx.Error("out_of_range", base + "/num_key_value_heads",
+              "must divide num_attention_heads (" + std::to_string(m.heads) + "), got " +
+                  std::to_string(m.kv_heads));
+    return std::nullopt;
+  }
+  if (m.head_dim < 1) {
+    ctx.Error("out_of_range", base + "/head_dim", "could not be derived: give head_dim");
+    return std::nullopt;
+  }
+  if (m.IsMoe() && (m.moe.experts_per_token < 1 || m.moe.experts_per_token > m.moe.experts)) {
+    ctx.Error(
+        "out_of_range", base + "/num_experts_per_tok",
+        "must be between 1 and the number of experts (" + std::to_string(m.moe.experts) + ")");
+    return std::nullopt;
+  }
+  return m;
+}
+
+std::optional<ModelSpec> ModelFromExplicit(const Json& model, const std::string& path,
+                                           const ReadContext& ctx, Json* normalized) {
+  Fields r(&model, path, ctx, normalized);
+  ModelSpec m;
+  m.family = "explicit";
+  m.name = r.String("name").value_or("custom model");
+  const auto layers = r.Int("layers", 1, 100000);
+  const auto hidden = r.Int("hidden", 1, kMaxDim);
+  const auto heads = r.Int("heads", 1, kMaxDim);
+  const auto vocab = r.Int("vocab", 1, kMaxDim);
+  for (const char* required : {"layers", "hidden", "heads", "vocab"}) {
+    if (!r.Has(required)) {
+      ctx.Error("missing_field", r.PathOf(required), "is required for an explicit model");
+    }
+  }
+  m.layers = layers.value_or(0);
+  m.hidden = hidden.value_or(0);
+  m.heads = heads.value_or(0);
+  m.vocab = vocab.value_or(0);
+  const std::string mlp = r.EnumOr("mlp", "gated", {"gated", "plain"});
+  m.mlp = mlp == "gated" ? MlpKind::kGated : MlpKind::kPlain;
+  const std::string norm = r.EnumOr("norm", mlp == "gated" ? "rms" : "layer", {"rms", "layer"});
+  m.norm = norm == "rms" ? NormKind::kRms : NormKind::kLayer;
+  const int64_t default_inter = m.mlp == MlpKind::kPlain ? 4 * m.hidden : (8 * m.hidden) / 3;
+  m.intermediate = r.IntOr("intermediate", default_inter, 1, kMaxDim);
+  m.kv_heads = r.IntOr("kv_heads", m.heads, 1, kMaxDim);
+  m.head_dim = r.IntOr("head_dim", m.heads > 0 ? m.hidden / m.heads : 1, 1, kMaxDim);
+  m.tied_embeddings = r.BoolOr("tied_embeddings", false);
+  m.qkv_bias = r.BoolOr("qkv_bias", false);
+  m.dropout = r.BoolOr("dropout", false);
+  m.max_context = r.Int("max_context", 1, std::numeric_limits<int32_t>::max()).value_or(0);
+  if (const Json* moe = r.Raw("moe")) {
+    Json moe_out;
+    Fields e(moe, r.PathOf("moe"), ctx, &moe_out);
+    m.moe.experts = e.Int("experts", 1, 100000).value_or(0);
+    m.moe.experts_per_token = e.Int("experts_per_token", 1, 100000).value_or(0);
+    m.moe.expert_intermediate = e.IntOr("expert_intermediate", m.intermediate, 1, kMaxDim);
+    m.moe.shared_experts = e.IntOr("shared_experts", 0, 0, 1000);
+    m.moe.shared_intermediate =
+        e.IntOr("shared_intermediate", m.moe.expert_intermediate, 1, kMaxDim);
+    m.moe.first_dense_layers = e.IntOr("first_dense_layers", 0, 0, m.layers);
+    for (const char* required : {"experts", "experts_per_token"}) {
+      if (!e.Has(required))
+        ctx.Error("missing_field", e.PathOf(required), "is required for an MoE model");
+    }
+    e.RejectUnknown();
+    if (normalized != nullptr) (*normalized)["moe"] = moe_out;
+    if (m.moe.experts_per_token > m.moe.experts) {
+      ctx.Error("out_of_range", e.PathOf("experts_per_token"),
+                "must not exceed experts (" + std::to_string(m.moe.experts) + ")");
+    }
+  }
+  const auto params = r.Int("params", 1, std::numeric_limits<int64_t>::max());
+  m.declared_params = params.value_or(0);
+  r.RejectUnknown();
+  if (m.heads > 0 && (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)) {
+    ctx.Error(
+        "out_of_range", r.PathOf("kv_heads"),
+        "must divide heads (" + std::to_string(m.heads) + "), got " + std::to_string(m.kv_heads));
+  }
+  if (m.layers == 0 || m.hidden == 0 || m.heads == 0 || m.vocab == 0) return std::nullopt;
+  return m;
+}
+
+}  // namespace gpuplan::json_io

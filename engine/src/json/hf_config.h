@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuplan/model_spec.h"
+#include "json/reader.h"
+
+namespace gpuplan::json_io {
+
+/// Builds a ModelSpec from a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2/2.5,
+/// Qwen2-MoE, Qwen3, Qwen3-MoE, Gemma/Gemma 2, Phi-3, DeepSeek-V2/V3, GPT-2, GPTBigCode,
+/// Falcon, OPT, BLOOM field names). Unrelated config fields are ignored; missing architecture
+/// fields are errors under `path`. Families it does not know are read with Llama's field
+/// names and a warning.
+std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string& path,
+                                           const ReadContext& ctx, std::vector<Note>* warnings);
+
+/// Builds a ModelSpec from the contract's explicit numbers, writing the normalised copy.
+std::optional<ModelSpec> ModelFromExplicit(const Json& model, const std::string& path,
+                                           const ReadContext& ctx, Json* normalized);
+
+}  // namespace gpuplan::json_io

@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: MIT
+// Reads the contract's request. Every value lands in `normalized` (given or defaulted), so the
+// result can show each assumption; every problem is collected with its JSON pointer.
+#include "json/request_io.h"
+
+#include <limits>
+
+#include "gpuplan/units.h"
+#include "json/hf_config.h"
+
+namespace gpuplan::json_io {
+namespace {
+
+constexpr int64_t kBig = int64_t{1} << 40;
+constexpr int64_t kMaxSeq = int64_t{1} << 24;  // 16M tokens
+constexpr int64_t kMaxGpus = 1 << 20;
+
+const char* KindName(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::kPretrain:
+      return "pretrain";
+    case WorkloadKind::kFullFinetune:
+      return "full_finetune";
+    case WorkloadKind::kLora:
+      return "lora";
+    case WorkloadKind::kQlora:
+      return "qlora";
+    case WorkloadKind::kInference:
+      return "inference";
+  }
+  return "inference";
+}
+
+void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& ctx,
+               ParsedRequest* out) {
+  Request& req = out->request;
+  if (model == nullptr) {
+    ctx.Error("missing_field", "/model",
+              "is required: {\"preset\": ID}, {\"hf_config\": {...}} or explicit numbers");
+    return;
+  }
+  if (!model->is_object()) {
+    ctx.Error("wrong_type", "/model", "must be an object, got " + TypeName(*model));
+    return;
+  }
+  Json& norm = out->normalized["model"];
+  const bool has_preset = model->contains("preset");
+  const bool has_hf = model->contains("hf_config");
+  if (has_preset && has_hf) {
+    ctx.Error("conflicting_fields", "/model", "give one of preset or hf_config, not both");
+    return;
+  }
+  if (has_preset || has_hf) {
+    Fields r(model, "/model", ctx, &norm);
+    if (has_preset) {
+      const auto id = r.String("preset", 64);
+      if (id) {
+        const ModelPreset* p = cat.FindModel(*id);
+        if (p == nullptr) {
+          std::vector<std::string> ids;
+          for (const auto& m : cat.models) ids.push_back(m.id);
+          ctx.Error("unknown_model", "/model/preset",
+                    "is not a model in catalog " + cat.version + ", got " + Show(*id) +
+                        " (nearest: " + NearestIds(*id, ids) + ")");
+        } else {
+          req.model = p->spec;
+          req.model_preset = p->id;
+        }
+      }
+    } else {
+      const Json* hf = r.Raw("hf_config");
+      if (auto spec = ModelFromHfConfig(*hf, "/model/hf_config", ctx, &out->warnings)) {
+        req.model = std::move(*spec);
+        if (req.model.name.empty()) req.model.name = "config.json (" + req.model.family + ")";
+      }
+      norm["hf_config"] = *hf;
+    }
+    r.RejectUnknown();
+    return;
+  }
+  if (auto spec = ModelFromExplicit(*model, "/model", ctx, &norm)) req.model = std::move(*spec);
+}
+
+LoraTargets ParseTargets(const Json* v, Fields* r, const ReadContext& ctx, Json* norm) {
+  LoraTargets t;
+  const auto all = [&t] { t.q = t.k = t.v = t.o = t.gate = t.up = t.down = true; };
+  if (v == nullptr) {
+    all();
+    r->Default("lora_targets", "all_linear");
+    return t;
+  }
+  const std::string path = r->PathOf("lora_targets");
+  if (v->is_string()) {
+    const std::string s = v->get<std::string>();
+    if (s == "all_linear") {
+      all();
+    } else if (s == "attention") {
+      t.q = t.k = t.v = t.o = true;
+    } else if (s == "qv") {
+      t.q = t.v = true;
+    } else if (s == "mlp") {
+      t.gate = t.up = t.down = true;
+    } else {
+      ctx.Error(
+          "unknown_value", path,
+          "must be all_linear, attention, qv, mlp or a list of module names, got " + Show(*v));
+    }
+    (*norm)["lora_targets"] = s;
+    return t;
+  }
+  if (!v->is_array() || v->empty()) {
+    ctx.Error("wrong_type", path, "must be a preset name or a non-empty list of module names");
+    return t;
+  }
+  for (size_t i = 0; i < v->size(); ++i) {
+    const Json& item = (*v)[i];
+    const std::string name = item.is_string() ? item.get<std::string>() : std::string();
+    if (name == "q_proj" || name == "wq") {
+      t.q = true;
+    } else if (name == "k_proj" || name == "wk") {
+      t.k = true;
+    } else if (name == "v_proj" || name == "wv") {
+      t.v = true;
+    } else if (name == "o_proj" || name == "output_proj" || name == "wo" || name == "dense") {
+      t.o = true;
+    } else if (name == "gate_proj" || name == "w1") {
+      t.gate = true;
+    } else if (name == "up_proj" || name == "w3" || name == "fc1") {
+      t.up = true;
+    } else if (name == "down_proj" || name == "w2" || name == "fc2") {
+      t.down = true;
+    } else if (name == "lm_head" || name == "output") {
+      t.lm_head = true;
+    } else {
+      ctx.Error("unknown_value", path + "/" + std::to_string(i),
+                "must be one of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, "
+                "lm_head, got " +
+                    Show(item));
+    }
+  }
+  (*norm)["lora_targets"] = *v;
+  return t;
+}
+
+void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
+  Workload& w = out->request.workload;
+  if (wl == nullptr) {
+    ctx.Error("missing_field", "/workload", "is required (at least {\"kind\": ...})");
+    return;
+  }
+  Json& norm = out->normalized["workload"];
+  Fields r(wl, "/workload", ctx, &norm);
+  if (!r.ok()) return;
+  const auto kind = r.Enum("kind", {"pretrain", "full_finetune", "lora", "qlora", "inference"});
+  if (!r.Has("kind")) {
+    ctx.Error("missing_field", "/workload/kind",
+              "is required: pretrain, full_finetune, lora, qlora or inference");
+  }
+  if (kind == "pretrain") w.kind = WorkloadKind::kPretrain;
+  if (kind == "full_finetune") w.kind = WorkloadKind::kFullFinetune;
+  if (kind == "lora") w.kind = WorkloadKind::kLora;
+  if (kind == "qlora") w.kind = WorkloadKind::kQlora;
+  if (kind == "inference") w.kind = WorkloadKind::kInference;
+  const int64_t max_ctx = out->request.model.max_context;
+  if (w.IsTraining()) {
+    w.micro_batch = r.IntOr("micro_batch", 1, 1, 1 << 20);
+    w.seq_len =
+        r.IntOr("seq_len", max_ctx > 0 ? std::min<int64_t>(max_ctx, 4096) : 4096, 1, kMaxSeq);
+    w.grad_accum = r.IntOr("grad_accum", 1, 1, 1 << 20);
+    if (const auto gb = r.Int("global_batch", 1, kBig)) w.global_batch = *gb;
+    if (const auto tokens = r.Number("tokens", 1, 1e18)) w.tokens = *tokens;
+    if (w.IsPeft()) {
+      w.lora_rank = r.IntOr("lora_rank", 16, 1, 1 << 16);
+      w.lora_targets = ParseTargets(r.Raw("lora_targets"), &r, ctx, &norm);
+    }
+    if (max_ctx > 0 && w.seq_len > max_ctx) {
+      out->warnings.push_back(Note{"seq_len_beyond_model_context",
+                                   {{"seq_len", static_cast<double>(w.seq_len)},
+                                    {"max_context", static_cast<double>(max_ctx)}},
+                                   "seq_len exceeds the model's max_position_embeddings"});
+    }
+  } else if (kind == "inference") {
+    w.prompt_tokens = r.IntOr("prompt_tokens", 1024, 1, kMaxSeq);
+    w.output_tokens = r.IntOr("output_tokens", 256, 1, kMaxSeq);
+    w.concurrency = r.IntOr("concurrency", 1, 1, 1 << 20);
+    const std::string mode = r.EnumOr("mode", "online", {"online", "offline"});
+    w.mode = mode == "offline" ? InferenceMode::kOffline : InferenceMode::kOnline;
+    // Serving engines prefill in chunks (vLLM's max_num_batched_tokens is a few thousand);
+    // a whole batch of long prompts in one pass is what plain Hugging Face generate does.
+    const int64_t all = w.prompt_tokens * w.concurrency;
+    w.prefill_chunk_tokens = r.IntOr("prefill_chunk_tokens", std::min<int64_t>(all, 8192), 1, kBig);
+    if (max_ctx > 0 && w.prompt_tokens + w.output_tokens > max_ctx) {
+      out->warnings.push_back(
+          Note{"context_beyond_model",
+               {{"tokens", static_cast<double>(w.prompt_tokens + w.output_tokens)},
+                {"max_context", static_cast<double>(max_ctx)}},
+               "prompt + output tokens exceed the model's max_position_embeddings"});
+    }
+  }
+  // Fields of the other purpose are accepted (a form may keep them) but said to be unused.
+  static const std::vector<const char*> kTraining = {"micro_batch",  "seq_len", "grad_accum",
+                                                     "global_batch", "tokens",  "lora_rank",
+                                                     "lora_targets"};
+  static const std::vector<const char*> kServing = {"prompt_tokens", "output_tokens", "concurrency",
+                                                    "mode", "prefill_chunk_tokens"};
+  const bool training = w.IsTraining();
+  for (const char* key : training ? kServing : kTraining) {
+    if (r.Has(key) && kind) {
+      r.Accept(key);
+      out->warnings.push_back(
+          Note{"field_unused",
+               {},
+               r.PathOf(key) + " is not used by a " + KindName(w.kind) + " workload"});
+    }
+  }
+  if (!w.IsPeft()) {
+    for (const char* key : {"lora_rank", "lora_targets"}) {
+      if (r.Has(key) && training) {
+        r.Accept(key);
+        out->warnings.push_back(
+            Note{"field_unused", {}, r.PathOf(key) + " is used only by lora and qlora"});
+      }
+    }
+  }
+  r.RejectUnknown();
+  if (w.global_batch > 0 && r.Has("grad_accum") &&
+      w.global_batch % (w.micro_batch * w.grad_accum) != 0) {
+    ctx.Error("inconsistent", "/workload/global_batch",
+              "must be a multiple of micro_batch x grad_accum (" +
+                  std::to_string(w.micro_batch * w.grad_accum) + ")");
+  }
+}
+
+void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
+  Request& req = out->request;
+  Json& norm = out->normalized["precision"];
+  Fields r(v, "/precision", ctx, &norm);
+  const bool qlora = req.workload.kind == WorkloadKind::kQlora;
+  const std::string weights =
+      r.EnumOr("weights", qlora ? "nf4" : "bf16",
+               {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq_int4",
+                "awq_int4", "gguf_q4_k_m", "gguf_q8_0"});
+  req.precision.weights = ParseWeightFormat(weights).value_or(WeightFormat::kBf16);
+  const WeightFormat wf = req.precision.weights;
+  if (qlora && !IsFourBit(wf)) {
+    ctx.Error("invalid_combination", "/precision/weights",
+              "qlora needs a 4-bit base (nf4, int4, gptq_int4, awq_int4), got " + weights);
+  }
+  const bool full = req.workload.kind == WorkloadKind::kPretrain ||
+                    req.workload.kind == WorkloadKind::kFullFinetune;
+  if (full && !IsFloatTrainable(wf)) {
+    ctx.Error("invalid_combination", "/precision/weights",
+              "a quantised format (" + weights +
+                  ") cannot be trained in full: use lora/qlora, or "
+                  "fp32/bf16/fp16/fp8");
+  }
+  const std::string kv_default =
+      wf == WeightFormat::kFp16 ? "fp16" : (wf == WeightFormat::kFp32 ? "fp32" : "bf16");
+  const std::string kv = r.EnumOr("kv_cache", kv_default, {"fp32", "bf16", "fp16", "fp8", "int8"});
+  req.precision.kv_cache = ParseKvFormat(kv).value_or(KvFormat::kBf16);
+  const bool sixteen =
+      wf == WeightFormat::kBf16 || wf == WeightFormat::kFp16 || wf == WeightFormat::kFp8;
+  const std::string master =
+      r.EnumOr("master_weights", full && sixteen ? "fp32" : "none", {"fp32", "none"});
+  req.precision.master = master == "fp32" ? MasterWeights::kFp32 : MasterWeights::kNone;
+  if (master == "fp32" && (wf == WeightFormat::kFp32 || wf == WeightFormat::kTf32)) {
+    out->warnings.push_back(
+        Note{"master_copy_redundant", {}, "fp32 weights are their own master copy"});
+    req.precision.master = MasterWeights::kNone;
+  }
+  const bool grouped = wf == WeightFormat::kInt4 || wf == WeightFormat::kNf4 ||
+                       wf == WeightFormat::kGptqInt4 || wf == WeightFormat::kAwqInt4;
+  if (grouped) {
+    req.precision.quant.group_size =
+        static_cast<int>(r.IntOr("group_size", wf == WeightFormat::kNf4 ? 64 : 128, 8, 1 << 16));
+  } else if (r.Has("group_size")) {
+    r.Int("group_size", 8, 1 << 16);
+    out->warnings.push_back(
+        Note{"field_unused",
+             {},
+             "/precision/group_size applies to the group-quantised 4-bit formats only"});
+  }
+  if (wf == WeightFormat::kNf4) {
+    req.precision.quant.double_quant = r.BoolOr("double_quant", true);
+  } else if (r.Has("double_quant")) {
+    r.Bool("double_quant");
+    out->warnings.push_back(
+        Note{"field_unused", {}, "/precision/double_quant applies to nf4 only"});
+  }
+  if (!IsFloatTrainable(wf) && wf != WeightFormat::kGgufQ4KM && wf != WeightFormat::kGgufQ8_0) {
+    req.precision.quantize_lm_head = r.BoolOr("quantize_lm_head", false);
+  } else if (r.Has("quantize_lm_head")) {
+    r.Bool("quantize_lm_head");
+    out->warnings.push_back(Note{
+        "field_unused", {}, "/precision/quantize_lm_head applies to int8 and the 4-bit formats"});
+  }
+  if (req.workload.IsPeft()) {
+    req.precision.adapters_fp32 = r.EnumOr("adapters", "fp32", {"fp32", "bf16"}) == "fp32";
+  } else if (r.Has("adapters")) {
+    r.Enum("adapters", {"fp32", "bf16"});
+  }
+  r.RejectUnknown();
+}
+
+void ReadTechniques(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
+  Request& req = out->request;
+  MemoryTechniques& t = req.techniques;
+  Json& norm = out->normalized["memory_techniques"];
+  Fields r(v, "/memory_techniques", ctx, &norm);
+  const std::string rc = r.EnumOr("recompute", "selective", {"none", "selective", "full"});
+  t.recompute =
+      rc == "full" ? Recompute::kFull : (rc == "none" ? Recompute::kNone : Recompute::kSelective);
+  // FlashAttention 2 needs Ampere or later; older cards fall back to attention that
+  // materialises the score matrix unless the user says otherwise.
+  const std::string& gen = req.gpu.generation;
+  const bool old_card = gen == "volta" || gen == "turing" || gen == "pascal";
+  t.flash_attention = r.BoolOr("flash_attention", !old_card);
+  const Json* off = r.Raw("offload");
+  const std::string path = r.PathOf("offload");
+  const auto apply = [&](const Json& item, const std::string& at) {
+    const std::string s = item.is_string() ? item.get<std::string>() : std::string();
+    if (s == "none") return;
+    if (s == "optimizer") {
+      t.offload_optimizer = true;
+    } else if (s == "optimizer_and_params") {
+      t.offload_optimizer = t.offload_params = true;
+    } else if (s == "activations") {
+      t.offload_activations = true;
+    } else {
+      ctx.Error("unknown_value", at,
+                "must be none, optimizer, optimizer_and_params or activations, got " + Show(item));
+    }
+  };
+  if (off == nullptr) {
+    r.Default("offload", "none");
+  } else if (off->is_array()) {
+    for (size_t i = 0; i < off->size(); ++i) apply((*off)[i], path + "/" + std::to_string(i));
+    norm["offload"] = *off;
+  } else {
+    apply(*off, path);
+    norm["offload"] = *off;
+  }
+  t.chunked_loss = r.BoolOr("chunked_loss", false);
+  if (t.chunked_loss)
+    t.loss_chunks = r.IntOr("loss_chunks", 8, 1, 1 << 16);
+  else if (r.Has("loss_chunks"))
+    r.Int("loss_chunks", 1, 1 << 16);
+  t.optimizer_in_backward = r.BoolOr("optimizer_in_backward", false);
+  r.RejectUnknown();
+  if (t.offload_activations && t.recompute != Recompute::kFull) {
+    out->warnings.push_back(Note{"activation_offload_without_checkpointing",
+                                 {},
+                                 "activation offload moves every saved tensor to host memory; "
+                                 "usually paired with full recomputation"});
+  }
+}
+
+void ReadParallel(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
+  Parallel& p = out->request.parallel;
+  Fields r(v, "/parallel", ctx, &out->normalized["parallel"]);
+  p.gpus = r.IntOr("gpus", 1, 1, kMaxGpus);
+  p.tp = r.IntOr("tp", 1, 1, 1024);
+  p.pp = r.IntOr("pp", 1, 1, 4096);
+  p.cp = r.IntOr("cp", 1, 1, 4096);
+  p.ep = r.IntOr("ep", 1, 1, 4096);
+  p.zero = static_cast<int>(r.IntOr("zero", 0, 0, 3));
+  p.sequence_parallel = r.BoolOr("sequence_parallel", false);
+  r.RejectUnknown();
+}
+
+void ReadGpu(const Json* v, const LoadedCatalog& cat, bool require, const ReadContext& ctx,
+             ParsedRequest* out) {
+  if (v == nullptr) {
+    if (require) ctx.Error("missing_field", "/gpu", "is required: a catalog id or an inline card");
+    return;
+  }
+  if (v->is_string()) {
+    const std::string id = v->get<std::string>();
+    const GpuSpec* g = cat.FindGpu(id);
+    if (g == nullptr) {
+      std::vector<std::string> ids;
+      for (const auto& c : cat.gpus) ids.push_back(c.id);
+      ctx.Error("unknown_gpu", "/gpu",
+                "is not a card in catalog " + cat.version + ", got " + Show(*v) +
+                    " (nearest: " + NearestIds(id, ids) + ")");
+      return;
+    }
+    out->request.gpu = *g;
+    out->normalized["gpu"] = id;
+    return;
+  }
+  if (auto g = GpuFromJson(*v, "/gpu", ctx)) {
+    out->request.gpu = std::move(*g);
+    out->normalized["gpu"] = *v;
+  }
+}
+
+void ReadHost(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
+  if (v == nullptr) return;
+  HostSpec& h = out->request.host;
+  Fields r(v, "/host", ctx, &out->normalized["host"]);
+  h.ram_bytes_per_node = r.Number("ram_bytes_per_node", 1, 1e16).value_or(0);
+  h.storage_bytes_per_s = r.Number("storage_bytes_per_s", 1, 1e13).value_or(0);
+  h.dataset_bytes = r.Number("dataset_bytes", 0, 1e18).value_or(0);
+  h.loader_workers = r.Int("loader_workers", 0, 4096).value_or(0);
+  r.RejectUnknown();
+}
+
+void ReadRuntime(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
+  RuntimeOptions& rt = out->request.runtime;
+  Fields r(v, "/runtime", ctx, &out->normalized["runtime"]);
+  rt.reserve_bytes =
+      r.NumberOr("reserve_bytes", out->request.gpu.runtime_reserve_bytes, 0, 64 * kGiB);
+  rt.allocator_slack = r.NumberOr("allocator_slack", 0.05, 0, 1);
+  const double comm = out->request.parallel.gpus > 1 ? 0.5 * kGiB : 0;
+  rt.comm_reserve_bytes = r.NumberOr("comm_reserve_bytes", comm, 0, 64 * kGiB);
+  r.RejectUnknown();
+}
+
+void ReadConstraints(const Json* v, const LoadedCatalog& cat, const ReadContext& ctx,
+                     ParsedRequest* out) {
+  if (v == nullptr) return;
+  Constraints& c = out->request.constraints;
+  Json& norm = out->normalized["constraints"];
+  Fields r(v, "/constraints", ctx, &norm);
+  c.max_gpus = r.Int("max_gpus", 1, kMaxGpus).value_or(0);
+  if (const Json* list = r.Raw("gpus")) {
+    if (!list->is_array()) {
+      ctx.Error("wrong_type", "/constraints/gpus", "must be an array of catalog ids");
+    } else {
+      for (size_t i = 0; i < list->size(); ++i) {
+        const Json& id = (*list)[i];
+        if (!id.is_string() || cat.FindGpu(id.get<std::string>()) == nullptr) {
+          ctx.Error("unknown_gpu", "/constraints/gpus/" + std::to_string(i),
+                    "is not a card in catalog " + cat.version + ", got " + Show(id));
+        } else {
+          c.gpus.push_back(id.get<std::string>());
+        }
+      }
+      norm["gpus"] = *list;
+    }
+  }
+  c.objective = r.EnumOr("objective", "default", {"default", "time", "cost", "count", "power"});
+  c.node_power_w = r.Number("node_power_w", 1, 1e7).value_or(0);
+  c.rack_power_w = r.Number("rack_power_w", 1, 1e8).value_or(0);
+  c.cooling = r.Enum("cooling", {"air", "liquid"}).value_or("");
+  c.budget_usd = r.Number("budget_usd", 0, 1e13).value_or(0);
+  c.deadline_s = r.Number("deadline_s", 1, 1e10).value_or(0);
+  c.ttft_ms = r.Number("ttft_ms", 0.001, 1e8).value_or(0);
+  c.tpot_ms = r.Number("tpot_ms", 0.001, 1e8).value_or(0);
+  r.RejectUnknown();
+}
+
+}  // namespace
+
+bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool require_gpu,
+                  ParsedRequest* out, Diagnostics* errors) {
+  const size_t before = errors->size();
+  auto doc = ParseJson(text, "the request", errors);
+  if (!doc) return false;
+  const ReadContext ctx{errors, &out->defaults_applied};
+  Fields top(&*doc, "", ctx, nullptr);
+  if (!top.ok()) return false;
+  // Order matters: the card's generation picks the flash-attention default, the model's
+  // context the seq_len default.
+  ReadGpu(top.Raw("gpu"), catalog, require_gpu, ctx, out);
+  ReadModel(top.Raw("model"), catalog, ctx, out);
+  ReadWorkload(top.Raw("workload"), ctx, out);
+  ReadPrecision(top.Raw("precision"), ctx, out);
+  Request& req = out->request;
+  if (req.workload.IsTraining()) {
+    const std::string opt =
+        top.Has("optimizer")
+            ? top.Enum("optimizer", {"adamw", "adam", "adamw_8bit", "paged_adamw_8bit", "sgd",
+                                     "sgd_momentum", "adafactor", "lion"})
+                  .value_or("adamw")
+            : "adamw";
+    if (!top.Has("optimizer")) {
+      top.Accept("optimizer");
+      out->defaults_applied.push_back("/optimizer");
+    }
+    out->normalized["optimizer"] = opt;
+    static const std::pair<const char*, Optimizer> kOpt[] = {
+        {"adamw", Optimizer::kAdamW},
+        {"adam", Optimizer::kAdam},
+        {"adamw_8bit", Optimizer::kAdamW8bit},
+        {"paged_adamw_8bit", Optimizer::kPagedAdamW8bit},
+        {"sgd", Optimizer::kSgd},
+        {"sgd_momentum", Optimizer::kSgdMomentum},
+        {"adafactor", Optimizer::kAdafactor},
+        {"lion", Optimizer::kLion}};
+    for (const auto& [name, o] : kOpt) {
+      if (opt == name) req.optimizer = o;
+    }
+  } else if (top.Has("optimizer")) {
+    top.Accept("optimizer");
+    out->warnings.push_back(Note{"field_unused", {}, "/optimizer is not used by inference"});
+  }
+  ReadTechniques(top.Raw("memory_techniques"), ctx, out);
+  ReadParallel(top.Raw("parallel"), ctx, out);
+  const double headroom = top.NumberOr("headroom", 0.2, 0, 10);
+  req.headroom = headroom;
+  out->normalized["headroom"] = headroom;
+  ReadHost(top.Raw("host"), ctx, out);
+  ReadRuntime(top.Raw("runtime"), ctx, out);
+  ReadConstraints(top.Raw("constraints"), catalog, ctx, out);
+  top.RejectUnknown();
+  return errors->size() == before;
+}
+
+}  // namespace gpuplan::json_io

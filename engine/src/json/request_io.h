@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/request.h"
+#include "json/catalog_io.h"
+
+namespace gpuplan::json_io {
+
+/// A request read from JSON: the values, their normalised JSON copy and what was defaulted.
+struct ParsedRequest {
+  Request request;
+  Json normalized = Json::object();
+  std::vector<std::string> defaults_applied;  ///< JSON pointers
+  std::vector<Note> warnings;
+};
+
+/// Parses and checks a request against the catalog. Returns false with `errors` filled (each
+/// with its JSON pointer) when the request is malformed; `require_gpu` is false for `plan`.
+bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool require_gpu,
+                  ParsedRequest* out, Diagnostics* errors);
+
+}  // namespace gpuplan::json_io

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+#include "json/result_io.h"
+
+#include <cmath>
+
+#include "gpuplan/api.h"
+
+namespace gpuplan::json_io {
+namespace {
+
+Json Bytes(double v) { return static_cast<int64_t>(std::llround(v)); }
+
+Json Notes(const std::vector<Note>& notes) {
+  Json out = Json::array();
+  for (const auto& n : notes) {
+    Json params = Json::object();
+    for (const auto& [k, v] : n.params) params[k] = v;
+    out.push_back({{"code", n.code}, {"params", params}, {"message", n.message}});
+  }
+  return out;
+}
+
+std::string AttentionKind(const ModelSpec& m) {
+  if (m.IsMla()) return "mla";
+  if (m.kv_heads == 1 && m.heads > 1) return "mqa";
+  if (m.kv_heads < m.heads) return "gqa";
+  return "mha";
+}
+
+Json ModelJson(const Request& r, const ParamCounts& c) {
+  const ModelSpec& m = r.model;
+  Json j = {{"name", m.name},
+            {"family", m.family},
+            {"params_total", c.total},
+            {"params_active", c.active},
+            {"layers", m.layers},
+            {"hidden", m.hidden},
+            {"intermediate", m.intermediate},
+            {"heads", m.heads},
+            {"kv_heads", m.kv_heads},
+            {"head_dim", m.head_dim},
+            {"vocab", m.vocab},
+            {"tied_embeddings", m.tied_embeddings},
+            {"attention", AttentionKind(m)},
+            {"mlp", m.mlp == MlpKind::kGated ? "gated" : "plain"}};
+  if (!r.model_preset.empty()) j["preset"] = r.model_preset;
+  if (m.IsMoe()) {
+    j["moe"] = {{"experts", m.moe.experts},
+                {"experts_per_token", m.moe.experts_per_token},
+                {"expert_intermediate", m.moe.expert_intermediate},
+                {"shared_experts", m.moe.shared_experts},
+                {"moe_layers", c.moe_layers}};
+  }
+  return j;
+}
+
+bool AllFinite(const Json& j) {
+  if (j.is_number_float()) return std::isfinite(j.get<double>());
+  if (j.is_structured()) {
+    for (const auto& v : j) {
+      if (!AllFinite(v)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
+                    const std::string& catalog_version) {
+  const Request& r = pr.request;
+  const MemoryBreakdown& b = e.memory.per_gpu;
+  Json detail = Json::object();
+  for (const auto& [k, v] : e.memory.detail) detail[k] = Bytes(v);
+  const double gpus = static_cast<double>(r.parallel.gpus);
+  Json memory = {{"per_gpu_bytes",
+                  {{"weights", Bytes(b.weights)},
+                   {"gradients", Bytes(b.gradients)},
+                   {"optimizer_states", Bytes(b.optimizer_states)},
+                   {"activations", Bytes(b.activations)},
+                   {"kv_cache", Bytes(b.kv_cache)},
+                   {"buffers", Bytes(b.buffers)},
+                   {"runtime", Bytes(b.runtime)}}},
+                 {"total_bytes", Bytes(e.total_bytes)},
+                 {"allocated_bytes", Bytes(b.Allocated())},
+                 {"total_with_headroom_bytes", Bytes(e.total_with_headroom_bytes)},
+                 {"capacity_bytes", Bytes(e.capacity_bytes)},
+                 {"headroom", r.headroom},
+                 {"fits", e.fits},
+                 {"host_ram_bytes", Bytes(e.host_ram_bytes)},
+                 {"offloaded_bytes_per_gpu", Bytes(e.memory.offloaded_bytes_per_gpu)},
+                 {"pipeline_stage", e.memory.stage},
+                 // Seed 003's sanity line: all memory of the job per model parameter.
+                 {"bytes_per_parameter",
+                  e.total_bytes * gpus / static_cast<double>(std::max<int64_t>(1, e.params.total))},
+                 {"detail", detail}};
+  Json explain = Json::object();
+  for (const auto& [ptr, x] : e.explain) {
+    Json inputs = Json::object();
+    for (const auto& [k, v] : x.inputs) inputs[k] = v;
+    explain[ptr] = {{"formula", x.formula}, {"inputs", inputs}, {"assumptions", x.assumptions}};
+  }
+  std::vector<Note> warnings = pr.warnings;
+  warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
+  return {{"request_normalized", pr.normalized},
+          {"defaults_applied", pr.defaults_applied},
+          {"catalog_version", catalog_version},
+          {"engine_version", std::string(Version())},
+          {"model", ModelJson(r, e.params)},
+          {"gpu", {{"id", r.gpu.id}, {"name", r.gpu.name}}},
+          {"memory", memory},
+          {"power",
+           {{"gpu_watts", e.power.gpu_watts},
+            {"node_watts", e.power.node_watts},
+            {"total_watts", e.power.total_watts}}},
+          {"infeasible", Notes(e.infeasible)},
+          {"warnings", Notes(warnings)},
+          {"explain", explain}};
+}
+
+Json ErrorEnvelope(const Diagnostics& errors) {
+  Json list = Json::array();
+  for (const auto& d : errors) {
+    list.push_back({{"code", d.code}, {"path", d.path}, {"message", d.message}});
+  }
+  return {{"ok", false}, {"errors", list}};
+}
+
+std::string DumpEnvelope(const Json& envelope) {
+  if (!AllFinite(envelope)) {
+    return ErrorEnvelope({{"internal_error", "/",
+                           "the estimate produced a non-finite number; "
+                           "please report this request"}})
+        .dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  return envelope.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace gpuplan::json_io

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "gpuplan/estimate.h"
+#include "json/request_io.h"
+
+namespace gpuplan::json_io {
+
+/// The contract's estimate result for a parsed request and its evaluation.
+Json EstimateToJson(const ParsedRequest& req, const Estimate& e,
+                    const std::string& catalog_version);
+
+/// `{"ok": false, "errors": [...]}`.
+Json ErrorEnvelope(const Diagnostics& errors);
+
+/// Serialises an envelope; refuses (as an internal error envelope) any non-finite number.
+std::string DumpEnvelope(const Json& envelope);
+
+}  // namespace gpuplan::json_io

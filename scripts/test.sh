@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Every test: format check, then the sanitised debug build (ASan + UBSan) and its CTest suite
+# (unit, reference, CLI contract), then the release CLI on the accuracy report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh
+
+echo "== format"
+scripts/check-format.sh
+
+echo "== native-debug (ASan + UBSan)"
+cmake --preset native-debug >/dev/null
+cmake --build --preset native-debug -j"$(nproc)"
+ctest --preset native-debug -j"$(nproc)"
+
+echo "== native-release: accuracy report"
+cmake --preset native-release >/dev/null
+cmake --build --preset native-release -j"$(nproc)" --target gpuplan_cli
+build/native-release/bin/gpuplan validate tests/reference/memory_cases.json

@@ -1,0 +1,70 @@
+# The CLI as the contract states it: results on stdout with exit 0; errors on stderr, one per
+# line with the field's JSON path, nothing on stdout, exit 2. Run with -DGPUPLAN=... -DSRC=...
+
+# 1. The contract's example request.
+execute_process(COMMAND ${GPUPLAN} estimate ${SRC}/tests/cli/contract_example.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "contract example: exit ${rc}, stderr: ${err}")
+endif()
+set(contract_out "${out}")
+string(JSON version GET "${out}" catalog_version)
+# Llama 3.1 8B in bf16: 8,030,261,248 x 2 = 16,060,522,496 bytes of base weights, plus fp32
+# LoRA adapters (rank 16, all linear: 41,943,040 params) x 4 = 167,772,160.
+string(JSON weights GET "${out}" memory per_gpu_bytes weights)
+if(NOT weights EQUAL 16228294656)
+  message(FATAL_ERROR "contract example: weights ${weights}")
+endif()
+
+# 2. Standard input, and the contract's own error line.
+execute_process(COMMAND ${GPUPLAN} estimate - INPUT_FILE ${SRC}/tests/cli/bad_seq_len.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT out STREQUAL "")
+  message(FATAL_ERROR "bad request: exit ${rc}, stdout '${out}'")
+endif()
+string(FIND "${err}" "/workload/seq_len: must be a positive integer, got -4" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "bad request stderr: ${err}")
+endif()
+
+# 3. catalog halves and help.
+execute_process(COMMAND ${GPUPLAN} catalog --gpus RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "catalog --gpus: exit ${rc}")
+endif()
+string(JSON first GET "${out}" gpus 0 id)
+string(JSON models ERROR_VARIABLE missing GET "${out}" models)
+if(NOT missing)
+  message(FATAL_ERROR "catalog --gpus printed the models too")
+endif()
+foreach(cmd estimate catalog validate)
+  execute_process(COMMAND ${GPUPLAN} ${cmd} --help RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${cmd} --help: exit ${rc}")
+  endif()
+endforeach()
+execute_process(COMMAND ${GPUPLAN} frobnicate RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "unknown command: exit ${rc}")
+endif()
+
+# 4. --catalog DIR reads the same files; a missing directory is an error.
+execute_process(COMMAND ${GPUPLAN} estimate ${SRC}/tests/cli/contract_example.json
+                        --catalog ${SRC}/catalog RESULT_VARIABLE rc OUTPUT_VARIABLE out2)
+if(NOT rc EQUAL 0 OR NOT out2 STREQUAL contract_out)
+  message(FATAL_ERROR "--catalog catalog: exit ${rc}, or a different answer than the built-in catalog")
+endif()
+execute_process(COMMAND ${GPUPLAN} catalog --catalog /nonexistent RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "--catalog /nonexistent: exit ${rc}")
+endif()
+
+# 5. Every dev-cases memory case gets an answer.
+execute_process(COMMAND ${GPUPLAN} validate ${SRC}/tests/reference/memory_cases.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(FIND "${out}" "request rejected" rejected)
+if(NOT rc EQUAL 0 OR NOT rejected EQUAL -1)
+  message(FATAL_ERROR "validate: exit ${rc}: ${out} ${err}")
+endif()
+message(STATUS "cli contract checks passed")

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+// The request contract: defaults reported, every error collected with its JSON pointer,
+// unknown fields rejected, hostile input answered with errors rather than crashes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "test_util.h"
+
+namespace gpuplan {
+namespace {
+
+using testing::Envelope;
+using testing::Json;
+using testing::Result;
+using testing::ShippedEngine;
+
+Json Minimal() {
+  return {{"model", {{"preset", "llama-3.1-8b"}}},
+          {"workload", {{"kind", "inference"}}},
+          {"gpu", "h100-sxm-80gb"}};
+}
+
+std::vector<std::string> Paths(const Json& env) {
+  std::vector<std::string> out;
+  for (const auto& e : env["errors"]) out.push_back(e["path"].get<std::string>());
+  return out;
+}
+
+bool HasPath(const Json& env, const std::string& path) {
+  for (const auto& p : Paths(env)) {
+    if (p == path) return true;
+  }
+  return false;
+}
+
+TEST(Request, ContractExampleMessage) {
+  Json req = Minimal();
+  req["workload"] = {{"kind", "lora"}, {"seq_len", -4}};
+  const Json env = Envelope(req);
+  ASSERT_FALSE(env["ok"].get<bool>());
+  ASSERT_EQ(env["errors"].size(), 1u);
+  EXPECT_EQ(env["errors"][0]["path"], "/workload/seq_len");
+  EXPECT_EQ(env["errors"][0]["code"], "out_of_range");
+  EXPECT_EQ(env["errors"][0]["message"], "must be a positive integer, got -4");
+}
+
+TEST(Request, EveryProblemIsCollected) {
+  Json req = Minimal();
+  req["workload"] = {{"kind", "pretrain"}, {"micro_batch", "4"}, {"seq_len", 0}, {"grad_acum", 2}};
+  req["parallel"] = {{"tp", 0}, {"zero", 4}};
+  req["gpu"] = "h100-sxm-80g";
+  req["headroom"] = -1;
+  req["colour"] = "blue";
+  const Json env = Envelope(req);
+  ASSERT_FALSE(env["ok"].get<bool>());
+  for (const char* p : {"/workload/micro_batch", "/workload/seq_len", "/workload/grad_acum",
+                        "/parallel/tp", "/parallel/zero", "/gpu", "/headroom", "/colour"}) {
+    EXPECT_TRUE(HasPath(env, p)) << p << " in " << env.dump();
+  }
+  // The unknown card gets a hint.
+  for (const auto& e : env["errors"]) {
+    if (e["path"] == "/gpu") {
+      EXPECT_NE(e["message"].get<std::string>().find("h100-sxm-80gb"), std::string::npos);
+    }
+  }
+}
+
+TEST(Request, DefaultsAreListed) {
+  const Json r = Result(Minimal());
+  const auto& d = r["defaults_applied"];
+  const auto has = [&d](const char* p) {
+    for (const auto& x : d) {
+      if (x == p) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has("/headroom"));
+  EXPECT_TRUE(has("/precision/weights"));
+  EXPECT_TRUE(has("/workload/prompt_tokens"));
+  EXPECT_TRUE(has("/parallel/gpus"));
+  EXPECT_EQ(r["request_normalized"]["headroom"], 0.2);
+  EXPECT_EQ(r["request_normalized"]["precision"]["weights"], "bf16");
+}
+
+TEST(Request, NormalizedRequestReproducesTheResult) {
+  const Json first = Result({{"model", {{"preset", "qwen2.5-32b"}}},
+                             {"workload", {{"kind", "qlora"}, {"seq_len", 8192}}},
+                             {"gpu", "a100-sxm-80gb"}});
+  const Json second = Result(first["request_normalized"]);
+  EXPECT_EQ(first["memory"], second["memory"]);
+  EXPECT_TRUE(second["defaults_applied"].empty());
+}
+
+TEST(Request, PastedConfigMatchesThePreset) {
+  Json req = Minimal();
+  req["model"] = {{"hf_config", Json::parse(R"({"model_type": "llama", "hidden_size": 4096,
+      "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": false,
+      "max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3"}})")}};
+  EXPECT_EQ(Result(req)["memory"], Result(Minimal())["memory"]);
+}
+
+TEST(Request, HfConfigMissingFieldsNameTheirPath) {
+  Json req = Minimal();
+  req["model"] = {{"hf_config", {{"model_type", "llama"}, {"hidden_size", 4096}}}};
+  const Json env = Envelope(req);
+  ASSERT_FALSE(env["ok"].get<bool>());
+  EXPECT_TRUE(HasPath(env, "/model/hf_config/num_hidden_layers"));
+  EXPECT_TRUE(HasPath(env, "/model/hf_config/vocab_size"));
+}
+
+TEST(Request, ExplicitParamsAreChecked) {
+  Json req = Minimal();
+  req["model"] = {{"layers", 32},        {"hidden", 4096},        {"heads", 32},
+                  {"kv_heads", 8},       {"intermediate", 14336}, {"vocab", 128256},
+                  {"params", 7000000000}};
+  const Json r = Result(req);
+  EXPECT_EQ(r["model"]["params_total"], 8030261248);
+  bool warned = false;
+  for (const auto& w : r["warnings"]) warned |= w["code"] == "params_mismatch";
+  EXPECT_TRUE(warned);
+}
+
+TEST(Request, InlineCard) {
+  Json req = Minimal();
+  req["gpu"] = {
+      {"id", "lab-card-96gb"}, {"name", "Lab card 96GB"},        {"vendor", "other"},
+      {"memory_gib", 96},      {"mem_bandwidth_gb_per_s", 4000}, {"bf16_dense_tflops", 500},
+      {"board_power_w", 600}};
+  const Json r = Result(req);
+  EXPECT_EQ(r["memory"]["capacity_bytes"], 96LL * 1024 * 1024 * 1024);
+  req["gpu"]["memory_gb"] = 100;  // both units: ambiguous
+  EXPECT_TRUE(HasPath(Envelope(req), "/gpu/memory_gib"));
+}
+
+TEST(Request, QloraNeedsFourBitsAndFullTrainingNeedsFloats) {
+  Json req = Minimal();
+  req["workload"] = {{"kind", "qlora"}};
+  req["precision"] = {{"weights", "int8"}};
+  EXPECT_TRUE(HasPath(Envelope(req), "/precision/weights"));
+  req["workload"] = {{"kind", "full_finetune"}};
+  req["precision"] = {{"weights", "gptq_int4"}};
+  EXPECT_TRUE(HasPath(Envelope(req), "/precision/weights"));
+}
+
+TEST(Request, HostileInputGetsErrorsNotCrashes) {
+  const Engine& e = ShippedEngine();
+  const std::string deep(100000, '[');
+  for (const std::string& text :
+       {std::string(""), std::string("null"), std::string("[]"), std::string("{\"model\":"), deep,
+        std::string("{\"model\": {\"preset\": \"\\u0000\"}}"),
+        std::string("{\"model\":{\"preset\":\"llama-3.1-8b\"},\"workload\":{\"kind\":\"inference\","
+                    "\"concurrency\":1e308},\"gpu\":\"h100-sxm-80gb\"}"),
+        std::string("{\"workload\": {\"kind\": \"\xff\xfe\"}}")}) {
+    const Json env = Json::parse(e.Estimate(text));
+    EXPECT_FALSE(env["ok"].get<bool>()) << text.substr(0, 80);
+    EXPECT_FALSE(env["errors"].empty());
+  }
+}
+
+TEST(Request, HugeButValidNumbersStayFinite) {
+  Json req = Minimal();
+  req["workload"] = {{"kind", "inference"},
+                     {"prompt_tokens", 16777216},
+                     {"output_tokens", 16777216},
+                     {"concurrency", 1048576}};
+  req["parallel"] = {{"gpus", 1048576}, {"tp", 1}};
+  const Json env = Envelope(req);
+  ASSERT_TRUE(env["ok"].get<bool>()) << env.dump();
+  EXPECT_FALSE(env["result"]["memory"]["fits"].get<bool>());
+  EXPECT_EQ(env.dump().find("nan"), std::string::npos);
+}
+
+TEST(Request, CatalogErrorsCarryTheirPath) {
+  const Engine bad(R"({"schema_version": 1, "catalog_version": "t", "gpus": [
+      {"id": "a", "name": "A", "vendor": "nvidia", "memory_gib": 80,
+       "mem_bandwidth_gb_per_s": 2000, "bf16_dense_tflops": 10, "fp32_tflops": 20,
+       "board_power_w": 300},
+      {"id": "a", "name": "A2", "vendor": "nvidia", "memory_gib": 80,
+       "mem_bandwidth_gb_per_s": -5, "bf16_dense_tflops": 100, "board_power_w": 300,
+       "colour": "green"}]})",
+                   R"({"schema_version": 1, "models": []})");
+  EXPECT_FALSE(bad.CatalogOk());
+  const Json env = Json::parse(bad.Estimate(Minimal().dump()));
+  std::vector<std::string> paths = Paths(env);
+  const auto has = [&paths](const char* p) {
+    return std::find(paths.begin(), paths.end(), p) != paths.end();
+  };
+  EXPECT_TRUE(has("/gpus/0/bf16_dense_tflops"));  // bf16 below fp32
+  EXPECT_TRUE(has("/gpus/1/mem_bandwidth_gb_per_s"));
+  EXPECT_TRUE(has("/gpus/1/colour"));
+}
+
+TEST(Request, ShippedCatalogLoadsClean) {
+  EXPECT_TRUE(ShippedEngine().CatalogOk());
+  EXPECT_FALSE(ShippedEngine().CatalogVersion().empty());
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+// Helpers shared by the unit tests: models from config.json text, requests through the API.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "embedded_catalog.h"
+#include "gpuplan/api.h"
+#include "gpuplan/model_spec.h"
+#include "json/hf_config.h"
+
+namespace gpuplan::testing {
+
+using Json = nlohmann::json;
+
+/// A ModelSpec read from config.json text, failing the test on any diagnostic.
+inline ModelSpec FromHf(const std::string& text) {
+  Diagnostics errors;
+  std::vector<Note> warnings;
+  const json_io::ReadContext ctx{&errors, nullptr};
+  const auto spec =
+      json_io::ModelFromHfConfig(Json::parse(text), "/model/hf_config", ctx, &warnings);
+  EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors[0].path + " " + errors[0].message);
+  return spec.value_or(ModelSpec{});
+}
+
+/// The engine with the shipped catalog.
+inline const Engine& ShippedEngine() {
+  static const Engine engine(EmbeddedGpusJson(), EmbeddedModelsJson());
+  return engine;
+}
+
+/// Runs an estimate; returns the whole envelope.
+inline Json Envelope(const Json& request) {
+  return Json::parse(ShippedEngine().Estimate(request.dump()));
+}
+
+/// Runs an estimate that must succeed; returns its result.
+inline Json Result(const Json& request) {
+  const Json env = Envelope(request);
+  EXPECT_TRUE(env.value("ok", false)) << env.dump(1);
+  return env.value("result", Json::object());
+}
+
+inline double PerGpu(const Json& result, const char* part) {
+  return result["memory"]["per_gpu_bytes"][part].get<double>();
+}
+
+inline double Detail(const Json& result, const char* key) {
+  const Json& d = result["memory"]["detail"];
+  return d.contains(key) ? d[key].get<double>() : 0.0;
+}
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+}  // namespace gpuplan::testing
