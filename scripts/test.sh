@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test: format check, then the sanitised debug build (ASan + UBSan) and its CTest suite
-# (unit, reference, CLI contract), then the release CLI on the accuracy report.
+# Every test: format check, the accuracy report from the release CLI, then the sanitised debug
+# build (ASan + UBSan) and its CTest suite (unit, reference, CLI contract), whose summary ends
+# the output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
@@ -8,12 +9,12 @@ scripts/bootstrap.sh
 echo "== format"
 scripts/check-format.sh
 
-echo "== native-debug (ASan + UBSan)"
-cmake --preset native-debug >/dev/null
-cmake --build --preset native-debug -j"$(nproc)"
-ctest --preset native-debug -j"$(nproc)"
-
 echo "== native-release: accuracy report"
 cmake --preset native-release >/dev/null
 cmake --build --preset native-release -j"$(nproc)" --target gpuplan_cli
 build/native-release/bin/gpuplan validate tests/reference/memory_cases.json
+
+echo "== native-debug (ASan + UBSan): every test"
+cmake --preset native-debug >/dev/null
+cmake --build --preset native-debug -j"$(nproc)"
+ctest --preset native-debug -j"$(nproc)"

@@ -147,7 +147,7 @@ double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Accuracy report: the engine has no constants fitted on these cases, so the
@@ -198,9 +198,7 @@ int Validate(const gpuplan::Engine& engine, const std::string& path) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   const Args a = ParseArgs(argc, argv);
   if (!a.error.empty()) return Fail(a.error + " (see gpuplan --help)");
   if (a.command == "--version") {
@@ -242,4 +240,16 @@ int main(int argc, char** argv) {
     return Fail("plan is not implemented yet; use estimate");
   }
   return Fail("unknown command '" + a.command + "' (see gpuplan --help)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The engine never throws; this guards the CLI's own I/O (a failed write, an allocation).
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "gpuplan: internal error: " << e.what() << "\n";
+    return 3;
+  }
 }

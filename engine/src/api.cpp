@@ -8,6 +8,7 @@
 
 namespace gpuplan {
 
+// NOLINTNEXTLINE(bugprone-exception-escape): its members can only throw std::bad_alloc.
 struct Engine::Impl {
   json_io::LoadedCatalog catalog;
   Diagnostics catalog_errors;

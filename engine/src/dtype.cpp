@@ -109,12 +109,10 @@ FormatBits Bits(WeightFormat f, const QuantOptions& q) {
       b.bits_per_weight = 16;
       break;
     case WeightFormat::kFp8:
-      // Per-tensor fp32 scales only; fp8 checkpoints keep embeddings and lm_head in bf16.
-      b.bits_per_weight = 8;
-      break;
     case WeightFormat::kInt8:
-      // bitsandbytes LLM.int8: int8 rows with one fp32 scale per row; the row scales amount to
-      // 32 bits per row of thousands of weights, which is below 0.01 bits per weight.
+      // fp8: per-tensor fp32 scales only. bitsandbytes LLM.int8: one fp32 scale per row of
+      // thousands of weights, below 0.01 bits per weight. Both checkpoints keep embeddings and
+      // lm_head in 16 bits.
       b.bits_per_weight = 8;
       break;
     case WeightFormat::kNf4: {

@@ -223,265 +223,306 @@ int64_t LoraParams(const ModelSpec& m, const LoraTargets& t, int64_t rank) {
   return total;
 }
 
-MemoryResult EstimateMemory(const MemoryInput& in) {
-  const ModelSpec& m = in.model;
-  const Workload& w = in.workload;
-  const Parallel& p = in.parallel;
-  const Precision& prec = in.precision;
-  const MemoryTechniques& tech = in.techniques;
+namespace {
 
-  // The most loaded stage: the first holds the embedding and the most in-flight micro-batches,
-  // the last the head and the logits. Evaluate both and report the larger.
-  MemoryResult best;
-  const int64_t candidates[2] = {0, p.pp - 1};
-  for (int64_t stage : candidates) {
-    MemoryResult r;
-    r.stage = stage;
-    const StageLayers s = LayersOfStage(m, p.pp, stage);
-    const GpuParams g = ParamsOnGpu(m, in.params, p, s);
-    const FormatBits bits = Bits(prec.weights, prec.quant);
-    const bool fp32_model =
-        prec.weights == WeightFormat::kFp32 || prec.weights == WeightFormat::kTf32;
-    const bool gguf =
-        prec.weights == WeightFormat::kGgufQ4KM || prec.weights == WeightFormat::kGgufQ8_0;
-    // Norms and biases: fp32 in GGUF and fp32 models, else the 16-bit compute type.
-    const double other_bytes = (fp32_model || gguf) ? 4 : 2;
-    const double full_training =
-        w.kind == WorkloadKind::kPretrain || w.kind == WorkloadKind::kFullFinetune;
+// Memory of one pipeline stage. Each method adds one group of the breakdown and its detail.
+class StageEstimator {
+ public:
+  StageEstimator(const MemoryInput& in, int64_t stage)
+      : in_(in),
+        m_(in.model),
+        w_(in.workload),
+        p_(in.parallel),
+        prec_(in.precision),
+        tech_(in.techniques),
+        s_(LayersOfStage(m_, p_.pp, stage)),
+        g_(ParamsOnGpu(m_, in.params, p_, s_)),
+        bits_(Bits(prec_.weights, prec_.quant)),
+        fp32_model_(prec_.weights == WeightFormat::kFp32 || prec_.weights == WeightFormat::kTf32),
+        full_training_(w_.kind == WorkloadKind::kPretrain ||
+                       w_.kind == WorkloadKind::kFullFinetune),
+        act_bytes_(fp32_model_ ? 4 : 2),
+        shard_(D(std::max<int64_t>(1, p_.ShardGroup()))) {
+    r_.stage = stage;
     // Training keeps 16-bit weights for fp8 compute (Transformer Engine casts per step).
-    const double linear_bits =
-        (full_training && prec.weights == WeightFormat::kFp8) ? 16 : bits.bits_per_weight;
-    const double emb_bits =
-        bits.embeddings_16bit ? (full_training && fp32_model ? 32 : 16) : bits.embedding_bits;
+    linear_bits_ =
+        (full_training_ && prec_.weights == WeightFormat::kFp8) ? 16 : bits_.bits_per_weight;
+    emb_bits_ = bits_.embeddings_16bit ? (fp32_model_ ? 32 : 16) : bits_.embedding_bits;
     // torchtune's QLoRA stores the output projection in NF4 too (FrozenNF4Linear);
-    // bitsandbytes/PEFT keep it in 16 bits: precision.quantize_lm_head chooses.
-    const bool quantised_head = prec.quantize_lm_head && !IsFloatTrainable(prec.weights);
-    const double head_bits =
-        bits.embeddings_16bit ? (quantised_head ? linear_bits : emb_bits) : bits.lm_head_bits;
-    const double promoted_extra = bits.promoted_bits > 0 ? (bits.promoted_bits - linear_bits) : 0;
+    // bitsandbytes and PEFT keep it in 16 bits: precision.quantize_lm_head chooses.
+    const bool quantised_head = prec_.quantize_lm_head && !IsFloatTrainable(prec_.weights);
+    head_bits_ =
+        bits_.embeddings_16bit ? (quantised_head ? linear_bits_ : emb_bits_) : bits_.lm_head_bits;
+  }
 
-    double weight_bytes = (g.linear + g.expert) * linear_bits / 8 +
-                          g.promoted * promoted_extra / 8 + g.embedding * emb_bits / 8 +
-                          g.lm_head * head_bits / 8 + g.other * other_bytes;
-    r.detail["weights.linear"] =
-        (g.linear + g.expert) * linear_bits / 8 + g.promoted * promoted_extra / 8;
-    r.detail["weights.embedding_and_head"] = g.embedding * emb_bits / 8 + g.lm_head * head_bits / 8;
-    r.detail["weights.norms_biases_routers"] = g.other * other_bytes;
-
-    // ZeRO and FSDP shard over data x context parallel ranks; routed experts over what is left
-    // of that group once expert parallelism has taken its share.
-    const double shard = D(p.ShardGroup());
-    const double expert_shard = std::max(1.0, shard / D(p.ep));
-    const double dense_part = g.Total() - g.expert;
-    const auto sharded = [&](double per_param_dense, double per_param_expert) {
-      return dense_part * per_param_dense / shard + g.expert * per_param_expert / expert_shard;
-    };
-    const auto unsharded = [&](double bytes_per_param) { return g.Total() * bytes_per_param; };
-
-    double gradients = 0;
-    double optimizer = 0;
-    double master = 0;
-    double buffers = 0;
-    double offloaded = 0;
-    const bool offload_params = tech.offload_params;
-    const bool offload_opt = tech.offload_optimizer || offload_params;
-    const bool paged = in.optimizer == Optimizer::kPagedAdamW8bit;
-    const double opt_bytes = OptimizerStateBytes(in.optimizer, m.hidden);
-
-    if (full_training) {
-      const double grad_b = fp32_model ? 4 : 2;
-      const double master_b = (!fp32_model && prec.master == MasterWeights::kFp32) ? 4 : 0;
-      if (p.zero >= 3)
-        weight_bytes = sharded(weight_bytes / std::max(1.0, g.Total()),
-                               weight_bytes / std::max(1.0, g.Total()));
-      gradients = p.zero >= 2 ? sharded(grad_b, grad_b) : unsharded(grad_b);
-      master = p.zero >= 1 ? sharded(master_b, master_b) : unsharded(master_b);
-      optimizer = p.zero >= 1 ? sharded(opt_bytes, opt_bytes) : unsharded(opt_bytes);
-      if (tech.optimizer_in_backward) {
-        // Each parameter is stepped as soon as its gradient is ready, so only about one
-        // tensor's gradient is alive at a time (torchtune optimizer_in_bwd); take the largest.
-        const double largest =
-            std::max({D(in.params.largest_linear) / D(p.tp), g.embedding, g.lm_head});
-        gradients = largest * grad_b;
-      }
-    } else if (w.IsPeft()) {
-      const double adapters =
-          D(LoraParams(m, w.lora_targets, w.lora_rank)) * (D(s.Count()) / D(m.layers)) / D(p.tp);
-      const double adapter_b = prec.adapters_fp32 ? 4 : 2;
-      const double master_b = prec.adapters_fp32 || prec.master == MasterWeights::kNone ? 0 : 4;
-      r.detail["weights.lora_adapters"] = adapters * adapter_b;
-      r.detail["lora_adapter_params_per_gpu"] = adapters;
-      if (p.zero >= 3) weight_bytes /= shard;
-      weight_bytes += adapters * adapter_b;
-      gradients = adapters * adapter_b / (p.zero >= 2 ? shard : 1);
-      master = adapters * master_b / (p.zero >= 1 ? shard : 1);
-      optimizer = adapters * opt_bytes / (p.zero >= 1 ? shard : 1);
+  MemoryResult Run() {
+    Weights();
+    if (w_.IsTraining()) {
+      TrainingState();
+      Offload();
+      TrainingBuffers();
+      TrainingActivations();
+    } else {
+      KvCache();
+      InferenceActivations();
     }
-    if (w.IsTraining() && (paged || offload_opt)) {
+    Runtime();
+    return std::move(r_);
+  }
+
+ private:
+  void Weights() {
+    const bool gguf =
+        prec_.weights == WeightFormat::kGgufQ4KM || prec_.weights == WeightFormat::kGgufQ8_0;
+    // Norms and biases: fp32 in GGUF files and fp32 models, else the 16-bit compute type.
+    const double other_bytes = (fp32_model_ || gguf) ? 4 : 2;
+    const double promoted_extra =
+        bits_.promoted_bits > 0 ? (bits_.promoted_bits - linear_bits_) : 0;
+    const double linear =
+        (g_.linear + g_.expert) * linear_bits_ / 8 + g_.promoted * promoted_extra / 8;
+    const double embedding = g_.embedding * emb_bits_ / 8 + g_.lm_head * head_bits_ / 8;
+    const double other = g_.other * other_bytes;
+    r_.detail["weights.linear"] = linear;
+    r_.detail["weights.embedding_and_head"] = embedding;
+    r_.detail["weights.norms_biases_routers"] = other;
+    weights_ = linear + embedding + other;
+  }
+
+  // ZeRO and FSDP shard over data x context parallel ranks; routed experts over what is left of
+  // that group once expert parallelism has taken its share.
+  double Sharded(double bytes_per_param) const {
+    const double expert_shard = std::max(1.0, shard_ / D(p_.ep));
+    return (g_.Total() - g_.expert) * bytes_per_param / shard_ +
+           g_.expert * bytes_per_param / expert_shard;
+  }
+
+  void TrainingState() {
+    const double opt_bytes = OptimizerStateBytes(in_.optimizer, m_.hidden);
+    if (full_training_) {
+      const double grad_b = fp32_model_ ? 4 : 2;
+      const double master_b = (!fp32_model_ && prec_.master == MasterWeights::kFp32) ? 4 : 0;
+      if (p_.zero >= 3) weights_ = Sharded(weights_ / std::max(1.0, g_.Total()));
+      gradients_ = p_.zero >= 2 ? Sharded(grad_b) : g_.Total() * grad_b;
+      master_ = p_.zero >= 1 ? Sharded(master_b) : g_.Total() * master_b;
+      moments_ = p_.zero >= 1 ? Sharded(opt_bytes) : g_.Total() * opt_bytes;
+      if (tech_.optimizer_in_backward) {
+        // Each parameter is stepped as soon as its gradient is ready, so only about one
+        // tensor's gradient is alive at a time (torchtune optimizer_in_bwd): the largest.
+        const double largest =
+            std::max({D(in_.params.largest_linear) / D(p_.tp), g_.embedding, g_.lm_head});
+        gradients_ = largest * grad_b;
+      }
+      return;
+    }
+    // LoRA / QLoRA: the base is frozen; only the adapters train.
+    const double adapters = D(LoraParams(m_, w_.lora_targets, w_.lora_rank)) *
+                            (D(s_.Count()) / D(m_.layers)) / D(p_.tp);
+    const double adapter_b = prec_.adapters_fp32 ? 4 : 2;
+    const double master_b = prec_.adapters_fp32 || prec_.master == MasterWeights::kNone ? 0 : 4;
+    r_.detail["weights.lora_adapters"] = adapters * adapter_b;
+    r_.detail["lora_adapter_params_per_gpu"] = adapters;
+    if (p_.zero >= 3) weights_ /= shard_;
+    weights_ += adapters * adapter_b;
+    gradients_ = adapters * adapter_b / (p_.zero >= 2 ? shard_ : 1);
+    master_ = adapters * master_b / (p_.zero >= 1 ? shard_ : 1);
+    moments_ = adapters * opt_bytes / (p_.zero >= 1 ? shard_ : 1);
+  }
+
+  void Offload() {
+    const bool paged = in_.optimizer == Optimizer::kPagedAdamW8bit;
+    if (paged || tech_.offload_optimizer || tech_.offload_params) {
       // Paged 8-bit Adam lives in CUDA unified memory that bitsandbytes evicts to host RAM
       // under pressure, outside PyTorch's allocator; offloaded states live in host RAM.
-      offloaded += optimizer + master;
-      optimizer = 0;
-      master = 0;
+      offloaded_ += moments_ + master_;
+      moments_ = master_ = 0;
     }
-    if (w.IsTraining() && offload_params) {
-      offloaded += weight_bytes + gradients;
-      weight_bytes = 0;
-      gradients = 0;
+    if (tech_.offload_params) {
+      offloaded_ += weights_ + gradients_;
+      weights_ = gradients_ = 0;
     }
+  }
 
+  void AddBuffer(const char* key, double bytes) {
+    r_.detail[key] = bytes;
+    buffers_ += bytes;
+  }
+
+  void TrainingBuffers() {
     // Units all-gathered for compute under ZeRO-3/FSDP or parameter offload: the layer being
-    // computed and the one prefetched (FSDP's default forward/backward prefetch), plus the root
-    // unit (embedding, head, final norm), which stays gathered through the step.
+    // computed and the one prefetched (FSDP's default forward/backward prefetch), plus the
+    // root unit (embedding, head, final norm), which stays gathered through the step.
     const double per_layer_params =
-        s.Count() > 0 ? (g.linear + g.expert * D(p.ep) + g.other) / D(s.Count()) : 0;
-    const double gathered_bits = full_training ? (fp32_model ? 32 : 16) : linear_bits;
-    if (w.IsTraining() && (p.zero >= 3 || offload_params) && (shard > 1 || offload_params)) {
+        s_.Count() > 0 ? (g_.linear + g_.expert * D(p_.ep) + g_.other) / D(s_.Count()) : 0;
+    const double gathered_bits = full_training_ ? (fp32_model_ ? 32 : 16) : linear_bits_;
+    if ((p_.zero >= 3 && shard_ > 1) || tech_.offload_params) {
       const double layer_unit = per_layer_params * gathered_bits / 8;
-      const double root_unit = g.embedding * emb_bits / 8 + g.lm_head * head_bits / 8;
-      r.detail["buffers.gathered_units"] = 2 * layer_unit + root_unit;
-      buffers += 2 * layer_unit + root_unit;
-      if (offload_params && full_training) {
+      const double root_unit = g_.embedding * emb_bits_ / 8 + g_.lm_head * head_bits_ / 8;
+      AddBuffer("buffers.gathered_units", 2 * layer_unit + root_unit);
+      if (tech_.offload_params && full_training_) {
         // One layer's gradients wait on the GPU for their reduce-scatter and copy to host.
-        const double unit_grads = per_layer_params * (fp32_model ? 4 : 2);
-        r.detail["buffers.unit_gradients"] = unit_grads;
-        buffers += unit_grads;
+        AddBuffer("buffers.unit_gradients", per_layer_params * (fp32_model_ ? 4 : 2));
       }
     }
     // Quantised frozen bases are dequantised to 16 bits one linear at a time for the matmul.
-    if (w.IsTraining() && !IsFloatTrainable(prec.weights)) {
-      const double dq = D(in.params.largest_linear) / D(p.tp) * 2;
-      r.detail["buffers.dequantised_weight"] = dq;
-      buffers += dq;
+    if (!IsFloatTrainable(prec_.weights)) {
+      AddBuffer("buffers.dequantised_weight", D(in_.params.largest_linear) / D(p_.tp) * 2);
     }
     // Data-parallel gradient buckets: PyTorch DDP's bucket_cap_mb = 25, two in flight.
-    if (w.IsTraining() && p.Dp() > 1 && p.zero < 3) {
-      r.detail["buffers.gradient_buckets"] = 2 * 25.0 * 1024 * 1024;
-      buffers += 2 * 25.0 * 1024 * 1024;
-    }
+    if (p_.Dp() > 1 && p_.zero < 3) AddBuffer("buffers.gradient_buckets", 2 * 25.0 * 1024 * 1024);
+  }
 
-    // Activations.
-    double activations = 0;
-    double kv = 0;
-    const double a = fp32_model ? 4 : 2;
-    if (w.IsTraining()) {
-      const double tokens = D(w.micro_batch) * D(w.seq_len) / D(p.cp);
-      const double context = D(w.seq_len);
-      const bool flash = tech.flash_attention;
-      const bool keep_scores = tech.recompute == Recompute::kNone;
-      const ActivationTerms dense_t = LayerActivationTerms(m, false, a);
-      const ActivationTerms moe_t = LayerActivationTerms(m, true, a);
-      const double dense_layer =
-          tokens * PerTokenLayerBytes(dense_t, p, flash, keep_scores, context);
-      const double moe_layer = tokens * PerTokenLayerBytes(moe_t, p, flash, keep_scores, context);
-      const double biggest_full =
-          tokens * std::max(s.dense > 0 ? PerTokenLayerBytes(dense_t, p, flash, true, context) : 0,
-                            s.moe > 0 ? PerTokenLayerBytes(moe_t, p, flash, true, context) : 0);
-      // LoRA keeps x @ A (rank wide) for each adapted linear.
-      double lora_extra = 0;
-      if (w.IsPeft()) {
-        const LoraTargets& t = w.lora_targets;
-        const int n = t.q + t.k + t.v + t.o + t.gate + t.up + t.down;
-        lora_extra = tokens * a * D(w.lora_rank) * n;
-      }
-      double stored = 0;
-      double working = 0;
-      if (tech.recompute == Recompute::kFull) {
-        // Only each layer's input is kept (2sbh per layer; SP splits it over tp); the layer
-        // being recomputed in backward holds its full set once.
-        const double rep_div = p.sequence_parallel ? D(p.tp) : 1;
-        stored = D(s.Count()) * tokens * a * D(m.hidden) / rep_div;
-        working = biggest_full + tokens * a * D(w.lora_rank) * 7 * (w.IsPeft() ? 1 : 0);
-      } else {
-        stored = D(s.dense) * dense_layer + D(s.moe) * moe_layer + D(s.Count()) * lora_extra;
-        if (tech.recompute == Recompute::kSelective && !tech.flash_attention) {
-          // Selective recomputation re-runs the attention core, whose s^2 tensors are then
-          // alive for one layer only.
-          working = tokens * D(m.heads) * context * a / D(p.tp);
-        }
-      }
-      // 1F1B: stage i holds pp - i micro-batches in flight (Narayanan et al. 2021), capped by
-      // how many micro-batches a step has.
-      const double in_flight = D(std::min(p.pp - stage, std::max<int64_t>(1, w.grad_accum)));
-      stored *= in_flight;
-      if (tech.offload_activations) {
-        offloaded += stored;
-        r.detail["activations.offloaded_to_host"] = stored;
-        stored = 0;
-      }
-      r.detail["activations.layers"] = stored;
-      r.detail["activations.recompute_working_set"] = working;
-      activations = stored + working;
-      if (s.last) {
-        // Logits and loss: b*s*V/tp logits in the compute type, upcast to fp32 for the loss,
-        // plus fp32 log-probabilities kept for backward; a chunked loss upcasts one chunk at a
-        // time. Also the final norm's input and lm_head's input.
-        const double vocab_tokens = tokens * D(m.vocab) / D(p.tp);
-        const double upcast = fp32_model ? 4 : 8;
-        const double per = tech.chunked_loss
-                               ? a + upcast / D(std::max<int64_t>(1, tech.loss_chunks))
-                               : (fp32_model ? 0 : a) + upcast;
-        const double logits = vocab_tokens * per + tokens * 2 * a * D(m.hidden);
-        r.detail["activations.logits_and_loss"] = logits;
-        activations += logits;
-      }
+  void TrainingActivations() {
+    const double a = act_bytes_;
+    const double tokens = D(w_.micro_batch) * D(w_.seq_len) / D(p_.cp);
+    const double context = D(w_.seq_len);
+    const bool flash = tech_.flash_attention;
+    const bool keep_scores = tech_.recompute == Recompute::kNone;
+    const ActivationTerms dense_t = LayerActivationTerms(m_, false, a);
+    const ActivationTerms moe_t = LayerActivationTerms(m_, true, a);
+    const auto layer = [&](const ActivationTerms& t, bool scores) {
+      return tokens * PerTokenLayerBytes(t, p_, flash, scores, context);
+    };
+    // LoRA keeps x @ A (rank wide) for each adapted linear.
+    double lora_extra = 0;
+    if (w_.IsPeft()) {
+      const LoraTargets& t = w_.lora_targets;
+      int n = 0;
+      for (bool on : {t.q, t.k, t.v, t.o, t.gate, t.up, t.down}) n += on ? 1 : 0;
+      lora_extra = tokens * a * D(w_.lora_rank) * n;
+    }
+    double stored = 0;
+    double working = 0;
+    if (tech_.recompute == Recompute::kFull) {
+      // Only each layer's input is kept (2sbh per layer; SP splits it over tp); the layer being
+      // recomputed in backward holds its full set once.
+      const double rep_div = p_.sequence_parallel ? D(p_.tp) : 1;
+      stored = D(s_.Count()) * tokens * a * D(m_.hidden) / rep_div;
+      working =
+          std::max(s_.dense > 0 ? layer(dense_t, true) : 0, s_.moe > 0 ? layer(moe_t, true) : 0) +
+          lora_extra;
     } else {
-      // Inference: KV cache plus the transient working set of one prefill chunk.
-      const double seqs = D(w.concurrency);
-      const double ctx = D(w.prompt_tokens + w.output_tokens);
-      const double kv_b = BytesPerElement(prec.kv_cache);
-      double per_token_layer = 0;
-      if (m.IsMla()) {
-        // MLA caches the compressed latent and the shared RoPE key, replicated on tp ranks.
-        per_token_layer = D(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * kv_b;
-      } else {
-        const double kv_heads_gpu = std::ceil(D(m.kv_heads) / D(p.tp));
-        per_token_layer = 2 * kv_heads_gpu * D(m.head_dim) * kv_b;
+      stored = D(s_.dense) * layer(dense_t, keep_scores) + D(s_.moe) * layer(moe_t, keep_scores) +
+               D(s_.Count()) * lora_extra;
+      if (tech_.recompute == Recompute::kSelective && !flash) {
+        // Selective recomputation re-runs the attention core, whose s^2 softmax output is then
+        // alive for one layer only.
+        working = tokens * D(m_.heads) * context * a / D(p_.tp);
       }
-      kv = per_token_layer * D(s.Count()) * ctx * seqs;
-      r.detail["kv_cache.bytes_per_token"] = per_token_layer * D(s.Count());
-      const double chunk = D(w.prefill_chunk_tokens);
-      const double h = D(m.hidden);
-      const double mlp_width =
-          std::max(D(m.intermediate), D(m.moe.experts_per_token * m.moe.expert_intermediate +
-                                        m.moe.shared_experts * m.moe.shared_intermediate));
-      // Residual stream and norm output, then the wider of the MLP's intermediates (gate, up,
-      // act) and attention's q, k, v, output (plus the score matrix without flash attention).
-      const double mlp = (m.mlp == MlpKind::kGated ? 3 : 2) * mlp_width / D(p.tp);
-      double attn = D(m.QueryWidth() + m.KeyWidth() + m.ValueWidth() + m.AttnOutWidth()) / D(p.tp);
-      if (!tech.flash_attention) {
-        attn += D(m.heads) / D(p.tp) * D(w.prompt_tokens) * (a + 4);  // scores + fp32 softmax
-      }
-      const double working = chunk * a * (2 * h + std::max(mlp, attn));
-      const double logits = s.last ? seqs * D(m.vocab) / D(p.tp) * 4 : 0;  // last position, fp32
-      r.detail["activations.prefill_working_set"] = working;
-      r.detail["activations.logits"] = logits;
-      activations = working + logits;
     }
+    // 1F1B: stage i holds pp - i micro-batches in flight (Narayanan et al. 2021), capped by how
+    // many micro-batches a step has.
+    const int64_t in_flight = std::min(p_.pp - r_.stage, std::max<int64_t>(1, w_.grad_accum));
+    stored *= D(in_flight);
+    if (tech_.offload_activations) {
+      offloaded_ += stored;
+      r_.detail["activations.offloaded_to_host"] = stored;
+      stored = 0;
+    }
+    r_.detail["activations.layers"] = stored;
+    r_.detail["activations.recompute_working_set"] = working;
+    activations_ = stored + working;
+    if (!s_.last) return;
+    // Logits and loss: b*s*V/tp logits in the compute type, upcast to fp32 for the loss, plus
+    // fp32 log-probabilities kept for backward; a chunked loss upcasts one chunk at a time.
+    // Also the final norm's input and lm_head's input.
+    const double vocab_tokens = tokens * D(m_.vocab) / D(p_.tp);
+    const double upcast = fp32_model_ ? 4 : 8;
+    const double per = tech_.chunked_loss ? a + upcast / D(std::max<int64_t>(1, tech_.loss_chunks))
+                                          : (fp32_model_ ? 0 : a) + upcast;
+    const double logits = vocab_tokens * per + tokens * 2 * a * D(m_.hidden);
+    r_.detail["activations.logits_and_loss"] = logits;
+    activations_ += logits;
+  }
 
-    MemoryBreakdown& b = r.per_gpu;
-    b.weights = weight_bytes;
-    b.gradients = gradients;
-    b.optimizer_states = optimizer + master;
-    r.detail["optimizer_states.master_weights"] = master;
-    r.detail["optimizer_states.moments"] = optimizer;
-    b.activations = activations;
-    b.kv_cache = kv;
-    b.buffers = buffers;
-    const double reserve =
-        in.runtime.reserve_bytes >= 0 ? in.runtime.reserve_bytes : in.gpu.runtime_reserve_bytes;
+  void KvCache() {
+    const double kv_b = BytesPerElement(prec_.kv_cache);
+    double per_token_layer = 0;
+    if (m_.IsMla()) {
+      // MLA caches the compressed latent and the shared RoPE key, replicated on tp ranks.
+      per_token_layer = D(m_.mla.kv_lora_rank + m_.mla.qk_rope_head_dim) * kv_b;
+    } else {
+      // KV heads split over tp; beyond kv_heads each GPU keeps one replica.
+      const double kv_heads_gpu = std::ceil(D(m_.kv_heads) / D(p_.tp));
+      per_token_layer = 2 * kv_heads_gpu * D(m_.head_dim) * kv_b;
+    }
+    const double per_token = per_token_layer * D(s_.Count());
+    r_.detail["kv_cache.bytes_per_token"] = per_token;
+    kv_ = per_token * D(w_.prompt_tokens + w_.output_tokens) * D(w_.concurrency);
+  }
+
+  void InferenceActivations() {
+    const double a = act_bytes_;
+    const double tp = D(p_.tp);
+    const double mlp_width =
+        std::max(D(m_.intermediate), D(m_.moe.experts_per_token * m_.moe.expert_intermediate +
+                                       m_.moe.shared_experts * m_.moe.shared_intermediate));
+    // Per prefilled token: the residual stream and norm output, then the wider of the MLP's
+    // intermediates (gate, up, act) and attention's q, k, v and output, plus without flash
+    // attention the score matrix in the compute type and its fp32 softmax.
+    const double mlp = a * (m_.mlp == MlpKind::kGated ? 3 : 2) * mlp_width / tp;
+    double attn = a * D(m_.QueryWidth() + m_.KeyWidth() + m_.ValueWidth() + m_.AttnOutWidth()) / tp;
+    if (!tech_.flash_attention) attn += D(m_.heads) / tp * D(w_.prompt_tokens) * (a + 4);
+    const double working =
+        D(w_.prefill_chunk_tokens) * (2 * a * D(m_.hidden) + std::max(mlp, attn));
+    // Sampling reads the last position's logits, in fp32, for every sequence.
+    const double logits = s_.last ? D(w_.concurrency) * D(m_.vocab) / tp * 4 : 0;
+    r_.detail["activations.prefill_working_set"] = working;
+    r_.detail["activations.logits"] = logits;
+    activations_ = working + logits;
+  }
+
+  void Runtime() {
+    MemoryBreakdown& b = r_.per_gpu;
+    b.weights = weights_;
+    b.gradients = gradients_;
+    b.optimizer_states = moments_ + master_;
+    b.activations = activations_;
+    b.kv_cache = kv_;
+    b.buffers = buffers_;
+    r_.detail["optimizer_states.master_weights"] = master_;
+    r_.detail["optimizer_states.moments"] = moments_;
+    const RuntimeOptions& rt = in_.runtime;
+    const double reserve = rt.reserve_bytes >= 0 ? rt.reserve_bytes : in_.gpu.runtime_reserve_bytes;
     const double comm =
-        p.gpus > 1
-            ? (in.runtime.comm_reserve_bytes >= 0 ? in.runtime.comm_reserve_bytes : 0.5 * kGiB)
-            : 0;
-    const double slack = in.runtime.allocator_slack * b.Allocated();
+        p_.gpus > 1 ? (rt.comm_reserve_bytes >= 0 ? rt.comm_reserve_bytes : 0.5 * kGiB) : 0;
+    const double slack = rt.allocator_slack * b.Allocated();
     b.runtime = reserve + comm + slack;
-    r.detail["runtime.reserve"] = reserve;
-    r.detail["runtime.communicators"] = comm;
-    r.detail["runtime.allocator_slack"] = slack;
-    r.offloaded_bytes_per_gpu = offloaded;
-    if (stage == 0 || b.Total() > best.per_gpu.Total()) best = std::move(r);
-    if (p.pp == 1) break;
+    r_.detail["runtime.reserve"] = reserve;
+    r_.detail["runtime.communicators"] = comm;
+    r_.detail["runtime.allocator_slack"] = slack;
+    r_.offloaded_bytes_per_gpu = offloaded_;
+  }
+
+  const MemoryInput& in_;
+  const ModelSpec& m_;
+  const Workload& w_;
+  const Parallel& p_;
+  const Precision& prec_;
+  const MemoryTechniques& tech_;
+  const StageLayers s_;
+  const GpuParams g_;
+  const FormatBits bits_;
+  const bool fp32_model_;
+  const bool full_training_;
+  const double act_bytes_;  ///< bytes of one saved activation element (bf16 2, fp32 4)
+  const double shard_;      ///< ranks ZeRO shards over
+  double linear_bits_ = 16;
+  double emb_bits_ = 16;
+  double head_bits_ = 16;
+  double weights_ = 0, gradients_ = 0, master_ = 0, moments_ = 0;
+  double activations_ = 0, kv_ = 0, buffers_ = 0, offloaded_ = 0;
+  MemoryResult r_;
+};
+
+}  // namespace
+
+MemoryResult EstimateMemory(const MemoryInput& in) {
+  // The most loaded stage: the first holds the embedding and the most in-flight micro-batches,
+  // the last the head and the logits. Evaluate both and report the larger.
+  MemoryResult best = StageEstimator(in, 0).Run();
+  if (in.parallel.pp > 1) {
+    MemoryResult last = StageEstimator(in, in.parallel.pp - 1).Run();
+    if (last.per_gpu.Total() > best.per_gpu.Total()) best = std::move(last);
   }
   return best;
 }

@@ -19,8 +19,8 @@ class Engine {
   /// reported by every call as {"ok": false, "errors": [...]}.
   Engine(std::string_view gpus_json, std::string_view models_json);
   ~Engine();
-  Engine(Engine&&) noexcept;
-  Engine& operator=(Engine&&) noexcept;
+  Engine(Engine&& other) noexcept;
+  Engine& operator=(Engine&& other) noexcept;
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 

@@ -50,11 +50,12 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 
 std::string NearestIds(const std::string& id, const std::vector<std::string>& ids) {
   std::vector<std::pair<size_t, std::string>> scored;
+  scored.reserve(ids.size());
   for (const auto& candidate : ids) scored.emplace_back(EditDistance(id, candidate), candidate);
   std::sort(scored.begin(), scored.end());
   std::string out;
   for (size_t i = 0; i < scored.size() && i < 3; ++i) {
-    out += (i ? ", " : "") + scored[i].second;
+    out += (i == 0 ? "" : ", ") + scored[i].second;
   }
   return out;
 }

@@ -22,6 +22,7 @@ struct ModelPreset {
 };
 
 /// A parsed, validated catalog plus its JSON text for `gpuplan catalog`.
+// NOLINTNEXTLINE(bugprone-exception-escape): its members can only throw std::bad_alloc.
 struct LoadedCatalog {
   std::string version;
   std::vector<GpuSpec> gpus;

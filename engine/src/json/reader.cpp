@@ -24,7 +24,7 @@ std::string PointerToken(const std::string& key) {
 std::string Show(const Json& v) {
   // replace: invalid UTF-8 in user input must not make dump() throw.
   std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  if (s.size() > 60) s.replace(57, std::string::npos, "...");
   return s;
 }
 

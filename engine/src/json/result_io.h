@@ -7,8 +7,7 @@
 namespace gpuplan::json_io {
 
 /// The contract's estimate result for a parsed request and its evaluation.
-Json EstimateToJson(const ParsedRequest& req, const Estimate& e,
-                    const std::string& catalog_version);
+Json EstimateToJson(const ParsedRequest& pr, const Estimate& e, const std::string& catalog_version);
 
 /// `{"ok": false, "errors": [...]}`.
 Json ErrorEnvelope(const Diagnostics& errors);
