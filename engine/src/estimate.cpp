@@ -18,22 +18,6 @@ std::string Gib(double bytes) {
   return buf;
 }
 
-const char* KindName(WorkloadKind k) {
-  switch (k) {
-    case WorkloadKind::kPretrain:
-      return "pretrain";
-    case WorkloadKind::kFullFinetune:
-      return "full_finetune";
-    case WorkloadKind::kLora:
-      return "lora";
-    case WorkloadKind::kQlora:
-      return "qlora";
-    case WorkloadKind::kInference:
-      return "inference";
-  }
-  return "";
-}
-
 void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
   const ModelSpec& m = r.model;
   const Parallel& p = r.parallel;
@@ -219,7 +203,7 @@ double HostRam(const Request& r, const Estimate& e, Estimate* out) {
 
 }  // namespace
 
-Estimate EstimateSetup(const Request& r) {
+Estimate EstimateSetup(const Request& r, bool with_levers) {
   Estimate e;
   e.params = CountParams(r.model);
   e.infeasible = CheckLayout(r.model, r.parallel);
@@ -259,7 +243,18 @@ Estimate EstimateSetup(const Request& r) {
       "board power x GPUs in one node",
       {{"gpus_in_node", D(e.gpus_per_node_used)}},
       {"GPU boards only: CPUs, NICs, fans and PSU losses are not yet counted"}};
-  (void)KindName;
+  if (with_levers) {
+    e.levers = MemoryLevers(r, e.total_bytes);
+    if (!e.fits && e.infeasible.size() == 1 && e.infeasible[0].code == "exceeds_memory") {
+      const auto fix =
+          std::find_if(e.levers.begin(), e.levers.end(), [](const Lever& l) { return l.fits; });
+      if (fix != e.levers.end()) {
+        e.infeasible[0].message += "; setting " + fix->path + " to " + fix->value + " fits (" +
+                                   Gib(fix->total_with_headroom_bytes) +
+                                   "), at a cost: " + fix->cost;
+      }
+    }
+  }
   return e;
 }
 

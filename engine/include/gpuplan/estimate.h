@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpuplan/diagnostics.h"
+#include "gpuplan/levers.h"
 #include "gpuplan/memory_model.h"
 #include "gpuplan/request.h"
 
@@ -32,9 +33,11 @@ struct Estimate {
   std::vector<Note> infeasible;
   std::vector<Note> warnings;
   std::map<std::string, Explanation> explain;  ///< keyed by the result's JSON pointer
+  std::vector<Lever> levers;                   ///< memory-saving changes, best saving first
 };
 
-/// Evaluates one validated request. Pure: no I/O, no clock.
-Estimate EstimateSetup(const Request& r);
+/// Evaluates one validated request. Pure: no I/O, no clock. `with_levers` also evaluates
+/// each memory-saving lever on its own (MISSION M8).
+Estimate EstimateSetup(const Request& r, bool with_levers = true);
 
 }  // namespace gpuplan

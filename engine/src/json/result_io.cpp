@@ -20,6 +20,20 @@ Json Notes(const std::vector<Note>& notes) {
   return out;
 }
 
+Json Levers(const std::vector<Lever>& levers) {
+  Json out = Json::array();
+  for (const auto& l : levers) {
+    out.push_back({{"code", l.code},
+                   {"change", {{"path", l.path}, {"value", Json::parse(l.value, nullptr, false)}}},
+                   {"total_bytes", Bytes(l.total_bytes)},
+                   {"total_with_headroom_bytes", Bytes(l.total_with_headroom_bytes)},
+                   {"saved_bytes", Bytes(l.saved_bytes)},
+                   {"fits", l.fits},
+                   {"cost", l.cost}});
+  }
+  return out;
+}
+
 std::string AttentionKind(const ModelSpec& m) {
   if (m.IsMla()) return "mla";
   if (m.kv_heads == 1 && m.heads > 1) return "mqa";
@@ -113,6 +127,7 @@ Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
            {{"gpu_watts", e.power.gpu_watts},
             {"node_watts", e.power.node_watts},
             {"total_watts", e.power.total_watts}}},
+          {"levers", Levers(e.levers)},
           {"infeasible", Notes(e.infeasible)},
           {"warnings", Notes(warnings)},
           {"explain", explain}};
