@@ -4,10 +4,12 @@
 #include <array>
 #include <utility>
 
+#include "gpuplan/gguf.h"
+
 namespace gpuplan {
 namespace {
 
-constexpr std::array<std::pair<WeightFormat, std::string_view>, 12> kWeightNames{{
+constexpr std::array<std::pair<WeightFormat, std::string_view>, 17> kWeightNames{{
     {WeightFormat::kFp32, "fp32"},
     {WeightFormat::kTf32, "tf32"},
     {WeightFormat::kBf16, "bf16"},
@@ -20,6 +22,11 @@ constexpr std::array<std::pair<WeightFormat, std::string_view>, 12> kWeightNames
     {WeightFormat::kAwqInt4, "awq_int4"},
     {WeightFormat::kGgufQ4KM, "gguf_q4_k_m"},
     {WeightFormat::kGgufQ8_0, "gguf_q8_0"},
+    {WeightFormat::kGgufQ2K, "gguf_q2_k"},
+    {WeightFormat::kGgufQ3KM, "gguf_q3_k_m"},
+    {WeightFormat::kGgufQ5KM, "gguf_q5_k_m"},
+    {WeightFormat::kGgufQ6K, "gguf_q6_k"},
+    {WeightFormat::kGgufIq2Xs, "gguf_iq2_xs"},
 }};
 
 constexpr std::array<std::pair<KvFormat, std::string_view>, 5> kKvNames{{
@@ -29,11 +36,6 @@ constexpr std::array<std::pair<KvFormat, std::string_view>, 5> kKvNames{{
     {KvFormat::kFp8, "fp8"},
     {KvFormat::kInt8, "int8"},
 }};
-
-// GGUF block sizes from ggml's block structs (ggml-common.h): bytes per block of weights.
-constexpr double kQ8_0Bits = 34.0 * 8 / 32;   // block_q8_0: fp16 scale + 32 int8
-constexpr double kQ4KBits = 144.0 * 8 / 256;  // block_q4_K: 2 fp16 + 12 scale bytes + 128 nibbles
-constexpr double kQ6KBits = 210.0 * 8 / 256;  // block_q6_K: 128 + 64 + 16 scales + fp16 d
 
 }  // namespace
 
@@ -76,6 +78,8 @@ double BytesPerElement(WeightFormat f) {
     case WeightFormat::kFp8:
     case WeightFormat::kInt8:
     case WeightFormat::kGgufQ8_0:
+    case WeightFormat::kGgufQ6K:
+    case WeightFormat::kGgufQ5KM:
       return 1;
     default:
       return 0.5;
@@ -138,18 +142,16 @@ FormatBits Bits(WeightFormat f, const QuantOptions& q) {
       b.bits_per_weight = 4 + 32 / g;
       break;
     }
-    case WeightFormat::kGgufQ8_0:
-      b.bits_per_weight = b.embedding_bits = b.lm_head_bits = kQ8_0Bits;
+    default: {
+      // GGUF: every tensor, embeddings and output included, is quantised; the per-tensor
+      // mixture is in gguf.cpp. Here the body's type for the round-number views.
+      const GgufModel any{32, false, false};
+      b.bits_per_weight = GgufBits(f, GgufTensor::kAttnQK, 16, any);
+      b.embedding_bits = GgufBits(f, GgufTensor::kTokenEmbd, 0, any);
+      b.lm_head_bits = GgufBits(f, GgufTensor::kOutput, 0, any);
       b.embeddings_16bit = false;
       break;
-    case WeightFormat::kGgufQ4KM:
-      // llama.cpp llama_tensor_get_type for Q4_K_M: token_embd Q4_K, output.weight Q6_K, and
-      // attn_v / ffn_down in Q6_K on the layers use_more_bits() picks (about half), else Q4_K.
-      b.bits_per_weight = b.embedding_bits = kQ4KBits;
-      b.lm_head_bits = kQ6KBits;
-      b.promoted_bits = kQ6KBits;
-      b.embeddings_16bit = false;
-      break;
+    }
   }
   return b;
 }
@@ -161,7 +163,7 @@ bool IsFloatTrainable(WeightFormat f) {
 
 bool IsFourBit(WeightFormat f) {
   return f == WeightFormat::kInt4 || f == WeightFormat::kNf4 || f == WeightFormat::kGptqInt4 ||
-         f == WeightFormat::kAwqInt4 || f == WeightFormat::kGgufQ4KM;
+         f == WeightFormat::kAwqInt4;
 }
 
 }  // namespace gpuplan

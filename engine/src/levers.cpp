@@ -68,12 +68,12 @@ std::vector<Candidate> TrainingCandidates(const Request& r) {
                  [](Request* q) { q->parallel.sequence_parallel = true; }});
   }
   if (w.kind == WorkloadKind::kPretrain || w.kind == WorkloadKind::kFullFinetune) {
-    c.push_back({"lora_instead", "/workload/kind", "\"lora\"",
-                 "trains adapters instead of every weight: a different quality trade-off",
-                 [](Request* q) {
-                   q->workload.kind = WorkloadKind::kLora;
-                   q->workload.lora_targets = {true, true, true, true, true, true, true, false, true};
-                 }});
+    c.push_back(
+        {"lora_instead", "/workload/kind", "\"lora\"",
+         "trains adapters instead of every weight: a different quality trade-off", [](Request* q) {
+           q->workload.kind = WorkloadKind::kLora;
+           q->workload.lora_targets = {true, true, true, true, true, true, true, false, true};
+         }});
   } else if (w.kind == WorkloadKind::kLora && IsFloatTrainable(r.precision.weights)) {
     c.push_back({"qlora_instead", "/workload/kind", "\"qlora\"",
                  "4-bit NF4 base: dequantisation slows each step, small quality cost",
@@ -100,8 +100,7 @@ std::vector<Candidate> InferenceCandidates(const Request& r) {
                  "half the weight bytes; needs fp8 units for full speed",
                  [](Request* q) { q->precision.weights = WeightFormat::kFp8; }});
     c.push_back({"awq_int4_weights", "/precision/weights", "\"awq_int4\"",
-                 "a quarter of the weight bytes; a measurable quality cost",
-                 [](Request* q) {
+                 "a quarter of the weight bytes; a measurable quality cost", [](Request* q) {
                    q->precision.weights = WeightFormat::kAwqInt4;
                    q->precision.quant = {128, true};
                  }});

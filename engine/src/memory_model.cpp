@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "gpuplan/gguf.h"
 #include "gpuplan/units.h"
 
 namespace gpuplan {
@@ -14,20 +15,12 @@ namespace {
 
 double D(int64_t v) { return static_cast<double>(v); }
 
-// llama.cpp's use_more_bits(i, n): the layers whose attn_v and ffn_down Q4_K_M stores in Q6_K.
-double PromotedLayerFraction(int64_t layers) {
-  if (layers <= 0) return 0;
-  int64_t promoted = 0;
-  for (int64_t i = 0; i < layers; ++i) {
-    if (i < layers / 8 || i >= 7 * layers / 8 || (i - layers / 8) % 3 == 2) ++promoted;
-  }
-  return D(promoted) / D(layers);
-}
-
 /// Layers of each kind held by one pipeline stage.
 struct StageLayers {
   int64_t dense = 0;
   int64_t moe = 0;
+  int64_t begin = 0;  ///< index of the stage's first layer
+  int64_t end = 0;    ///< one past its last layer
   bool first = true;
   bool last = true;
   int64_t Count() const { return dense + moe; }
@@ -38,6 +31,8 @@ StageLayers LayersOfStage(const ModelSpec& m, int64_t pp, int64_t stage) {
   const int64_t per_stage = (m.layers + pp - 1) / pp;
   const int64_t begin = stage * per_stage;
   const int64_t end = std::min(m.layers, begin + per_stage);
+  s.begin = begin;
+  s.end = end;
   for (int64_t i = begin; i < end; ++i) {
     if (m.IsMoeLayer(i)) {
       ++s.moe;
@@ -53,7 +48,6 @@ StageLayers LayersOfStage(const ModelSpec& m, int64_t pp, int64_t stage) {
 /// Parameter counts one GPU holds before any ZeRO sharding, split by how they are stored.
 struct GpuParams {
   double linear = 0;     ///< non-expert weight matrices, already divided by tp
-  double promoted = 0;   ///< part of `linear` GGUF Q4_K_M stores in Q6_K
   double expert = 0;     ///< routed-expert matrices on this GPU (divided by ep and tp)
   double other = 0;      ///< norms, biases, routers: replicated, kept in 16/32 bits
   double embedding = 0;  ///< token table rows on this GPU
@@ -65,12 +59,10 @@ GpuParams ParamsOnGpu(const ModelSpec& m, const ParamCounts& c, const Parallel& 
                       const StageLayers& s) {
   GpuParams g;
   const double tp = D(p.tp);
-  const double promoted_frac = PromotedLayerFraction(m.layers);
   const auto add_layer = [&](const LayerParams& l, int64_t n) {
     const double count = D(n);
     const double linear = D(l.attn_linear + l.mlp_linear) / tp;
     g.linear += count * linear;
-    g.promoted += count * promoted_frac * D(l.attn_v + l.mlp_down) / tp;
     g.expert += count * D(l.expert_linear) / D(p.ep) / tp;
     g.other += count * D(l.attn_other + l.mlp_bias + l.router + l.norms);
   };
@@ -272,20 +264,37 @@ class StageEstimator {
 
  private:
   void Weights() {
-    const bool gguf =
-        prec_.weights == WeightFormat::kGgufQ4KM || prec_.weights == WeightFormat::kGgufQ8_0;
+    const bool gguf = IsGguf(prec_.weights);
     // Norms and biases: fp32 in GGUF files and fp32 models, else the 16-bit compute type.
     const double other_bytes = (fp32_model_ || gguf) ? 4 : 2;
-    const double promoted_extra =
-        bits_.promoted_bits > 0 ? (bits_.promoted_bits - linear_bits_) : 0;
-    const double linear =
-        (g_.linear + g_.expert) * linear_bits_ / 8 + g_.promoted * promoted_extra / 8;
+    const double linear = gguf ? GgufLinearBytes() : (g_.linear + g_.expert) * linear_bits_ / 8;
     const double embedding = g_.embedding * emb_bits_ / 8 + g_.lm_head * head_bits_ / 8;
     const double other = g_.other * other_bytes;
     r_.detail["weights.linear"] = linear;
     r_.detail["weights.embedding_and_head"] = embedding;
     r_.detail["weights.norms_biases_routers"] = other;
     weights_ = linear + embedding + other;
+  }
+
+  // GGUF mixtures pick a type per tensor and layer (llama.cpp's llama_tensor_get_type).
+  double GgufLinearBytes() const {
+    const ParamCounts& c = in_.params;
+    const GgufModel gm{m_.layers, m_.kv_heads > 0 && m_.heads / m_.kv_heads >= 4,
+                       m_.layers == 80 && !m_.IsMoe()};
+    const WeightFormat f = prec_.weights;
+    double bits = 0;
+    for (int64_t i = s_.begin; i < s_.end; ++i) {
+      const LayerParams& l = m_.IsMoeLayer(i) ? c.moe_layer : c.dense_layer;
+      const auto t = [&](GgufTensor kind) { return GgufBits(f, kind, i, gm); };
+      const double qk = D(l.attn_linear - l.attn_v - l.attn_o);
+      const double experts_down = D(l.expert_down) / D(p_.ep);
+      const double experts_rest = D(l.expert_linear - l.expert_down) / D(p_.ep);
+      bits += qk * t(GgufTensor::kAttnQK) + D(l.attn_v) * t(GgufTensor::kAttnV) +
+              D(l.attn_o) * t(GgufTensor::kAttnOut) +
+              (D(l.mlp_linear - l.mlp_down) + experts_rest) * t(GgufTensor::kFfnUpGate) +
+              (D(l.mlp_down) + experts_down) * t(GgufTensor::kFfnDown);
+    }
+    return bits / D(p_.tp) / 8;
   }
 
   // ZeRO and FSDP shard over data x context parallel ranks; routed experts over what is left of

@@ -50,6 +50,7 @@ void CountAttention(const ModelSpec& m, LayerParams* p) {
     const int64_t o = m.AttnOutWidth() * h;
     p->attn_linear = q + kv_a + kv_b + o;
     p->attn_v = a.kv_lora_rank * m.heads * a.v_head_dim;
+    p->attn_o = o;
     // q_a_layernorm and kv_a_layernorm are RMSNorms on the latents.
     p->attn_other = (a.q_lora_rank > 0 ? a.q_lora_rank : 0) + a.kv_lora_rank;
     return;
@@ -58,6 +59,7 @@ void CountAttention(const ModelSpec& m, LayerParams* p) {
   const int64_t kv = m.KeyWidth();
   p->attn_linear = h * q + 2 * h * kv + m.AttnOutWidth() * h;
   p->attn_v = h * kv;
+  p->attn_o = m.AttnOutWidth() * h;
   p->attn_other =
       (m.qkv_bias ? q + 2 * kv : 0) + (m.o_bias ? h : 0) + (m.qk_norm ? 2 * m.head_dim : 0);
 }
@@ -84,6 +86,7 @@ LayerParams CountLayer(const ModelSpec& m, bool moe_layer) {
   const MoeSpec& e = m.moe;
   p.expert_one = MlpMatrices(m, e.expert_intermediate);
   p.expert_linear = e.experts * p.expert_one;
+  p.expert_down = e.experts * m.hidden * e.expert_intermediate;
   p.mlp_bias = e.experts * MlpBias(m, e.expert_intermediate);
   p.mlp_linear = e.shared_experts * MlpMatrices(m, e.shared_intermediate);
   p.mlp_down = e.shared_experts * m.hidden * e.shared_intermediate;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gpuplan/gguf.h"
+
 namespace gpuplan {
 namespace {
 
@@ -44,8 +46,27 @@ TEST(Dtype, GgufBlockSizes) {
   const FormatBits q4km = Bits(WeightFormat::kGgufQ4KM, {});
   EXPECT_DOUBLE_EQ(q4km.bits_per_weight, 4.5);
   EXPECT_DOUBLE_EQ(q4km.lm_head_bits, 6.5625);
-  EXPECT_DOUBLE_EQ(q4km.promoted_bits, 6.5625);
   EXPECT_FALSE(q4km.embeddings_16bit);
+}
+
+TEST(Gguf, Q4KMPromotesHalfOfAttnVAndFfnDown) {
+  // llama.cpp use_more_bits(i, n) for n = 32: i < 4, i >= 28, and (i - 4) % 3 == 2 (i = 6, 9,
+  // ..., 27): 16 of 32 layers keep attn_v and ffn_down in Q6_K; the rest are Q4_K.
+  const GgufModel m{32, true, false};
+  int promoted = 0;
+  for (int64_t i = 0; i < 32; ++i) {
+    promoted += GgufBits(WeightFormat::kGgufQ4KM, GgufTensor::kFfnDown, i, m) == 6.5625 ? 1 : 0;
+  }
+  EXPECT_EQ(promoted, 16);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ4KM, GgufTensor::kAttnV, 5, m), 4.5);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ4KM, GgufTensor::kAttnV, 6, m), 6.5625);
+  // An 80-layer Llama is llama.cpp's LLM_TYPE_70B: its Q4_K attn_v tensors become Q5_K (5.5).
+  const GgufModel big{80, true, true};
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ4KM, GgufTensor::kAttnV, 11, big), 5.5);
+  // Q3_K_M: 110-byte blocks (3.4375 bits), attn_output in Q4_K, the first n/16 ffn_down Q5_K.
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ3KM, GgufTensor::kAttnQK, 40, big), 3.4375);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ3KM, GgufTensor::kAttnOut, 40, big), 4.5);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ3KM, GgufTensor::kFfnDown, 4, big), 5.5);
 }
 
 TEST(Dtype, PlainFormats) {

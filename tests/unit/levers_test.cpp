@@ -14,12 +14,12 @@ using testing::Result;
 Json ContractExample() {
   // The contract's request: LoRA on Llama 3.1 8B, micro-batch 4 x 4096 tokens, no full
   // recomputation: 85 GB of saved activations alone, which no 80 GB card holds.
-  return {{"model", {{"preset", "llama-3.1-8b"}}},
-          {"workload",
-           {{"kind", "lora"}, {"micro_batch", 4}, {"seq_len", 4096}, {"grad_accum", 8}}},
-          {"memory_techniques", {{"recompute", "selective"}, {"flash_attention", true}}},
-          {"parallel", {{"gpus", 8}, {"zero", 2}}},
-          {"gpu", "h100-sxm-80gb"}};
+  return {
+      {"model", {{"preset", "llama-3.1-8b"}}},
+      {"workload", {{"kind", "lora"}, {"micro_batch", 4}, {"seq_len", 4096}, {"grad_accum", 8}}},
+      {"memory_techniques", {{"recompute", "selective"}, {"flash_attention", true}}},
+      {"parallel", {{"gpus", 8}, {"zero", 2}}},
+      {"gpu", "h100-sxm-80gb"}};
 }
 
 TEST(Levers, AlmostFitsNamesTheFix) {
@@ -47,10 +47,10 @@ TEST(Levers, EachLeverIsTheEstimateOfItsChange) {
 }
 
 TEST(Levers, InferenceOffersKvAndWeightFormats) {
-  const Json r = Result({{"model", {{"preset", "llama-3.1-70b"}}},
-                         {"workload",
-                          {{"kind", "inference"}, {"prompt_tokens", 32768}, {"concurrency", 8}}},
-                         {"gpu", "h100-sxm-80gb"}});
+  const Json r =
+      Result({{"model", {{"preset", "llama-3.1-70b"}}},
+              {"workload", {{"kind", "inference"}, {"prompt_tokens", 32768}, {"concurrency", 8}}},
+              {"gpu", "h100-sxm-80gb"}});
   std::vector<std::string> codes;
   for (const auto& l : r["levers"]) codes.push_back(l["code"]);
   for (const char* c : {"fp8_kv_cache", "fp8_weights", "awq_int4_weights", "halve_concurrency"}) {

@@ -21,6 +21,12 @@ enum class WeightFormat {
   kAwqInt4,
   kGgufQ4KM,
   kGgufQ8_0,
+  // llama.cpp's other k-quant mixtures (beyond the contract's list).
+  kGgufQ2K,
+  kGgufQ3KM,
+  kGgufQ5KM,
+  kGgufQ6K,
+  kGgufIq2Xs,
 };
 
 /// Element format of the KV cache (contract: precision.kv_cache).
@@ -38,11 +44,8 @@ struct FormatBits {
   /// Whether token embeddings and lm_head stay in 16 bits (bitsandbytes, GPTQ, AWQ and fp8
   /// checkpoints leave them unquantised; GGUF quantises them too).
   bool embeddings_16bit = false;
-  /// GGUF stores lm_head ("output.weight") in a higher-precision k-quant than the body.
   double lm_head_bits = 16;
   double embedding_bits = 16;
-  /// GGUF Q4_K_M promotes about half of the attn_v and ffn_down tensors to Q6_K.
-  double promoted_bits = 0;
 };
 
 /// Parses a contract name ("bf16", "gguf_q4_k_m", ...). nullopt when unknown.
@@ -57,6 +60,7 @@ double BytesPerElement(WeightFormat f);
 double BytesPerElement(KvFormat f);
 
 /// Storage of a weight in format f, group scales included (see dtype.cpp for each derivation).
+/// GGUF mixtures give their base type here; gguf.h has the per-tensor types.
 FormatBits Bits(WeightFormat f, const QuantOptions& q);
 
 /// True for formats a trainer can update in place (fp32, tf32, bf16, fp16, fp8).

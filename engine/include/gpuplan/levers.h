@@ -10,9 +10,9 @@ namespace gpuplan {
 
 /// One memory-saving change to a request and what it does to the per-GPU total (MISSION M8).
 struct Lever {
-  std::string code;     ///< stable id, e.g. "full_recompute"
-  std::string path;     ///< JSON pointer of the request field it changes
-  std::string value;    ///< the new value, as JSON text
+  std::string code;   ///< stable id, e.g. "full_recompute"
+  std::string path;   ///< JSON pointer of the request field it changes
+  std::string value;  ///< the new value, as JSON text
   double total_bytes = 0;
   double total_with_headroom_bytes = 0;
   double saved_bytes = 0;  ///< base total minus this lever's total

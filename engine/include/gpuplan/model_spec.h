@@ -77,12 +77,14 @@ struct ModelSpec {
 struct LayerParams {
   int64_t attn_linear = 0;  ///< q/k/v/o (MLA: q_a, q_b, kv_a, kv_b, o) weight matrices
   int64_t attn_v = 0;       ///< the part of attn_linear that is the value projection
+  int64_t attn_o = 0;       ///< the part of attn_linear that is the output projection
   int64_t attn_other = 0;   ///< attention biases and MLA's latent norms
   int64_t mlp_linear = 0;   ///< dense MLP (or shared experts) weight matrices
   int64_t mlp_down = 0;     ///< the down projection's share of mlp_linear
   int64_t mlp_bias = 0;
   int64_t expert_linear = 0;  ///< all routed experts' weight matrices
   int64_t expert_one = 0;     ///< one routed expert's weight matrices
+  int64_t expert_down = 0;    ///< the down projections' share of expert_linear
   int64_t router = 0;         ///< router weights and biases, shared-expert gate
   int64_t norms = 0;          ///< norm weights (and LayerNorm biases)
 

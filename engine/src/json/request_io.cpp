@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "gpuplan/gguf.h"
 #include "gpuplan/units.h"
 #include "json/hf_config.h"
 
@@ -239,7 +240,8 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   const std::string weights =
       r.EnumOr("weights", qlora ? "nf4" : "bf16",
                {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq_int4",
-                "awq_int4", "gguf_q4_k_m", "gguf_q8_0"});
+                "awq_int4", "gguf_q4_k_m", "gguf_q8_0", "gguf_q2_k", "gguf_q3_k_m", "gguf_q5_k_m",
+                "gguf_q6_k", "gguf_iq2_xs"});
   req.precision.weights = ParseWeightFormat(weights).value_or(WeightFormat::kBf16);
   const WeightFormat wf = req.precision.weights;
   if (qlora && !IsFourBit(wf)) {
@@ -287,7 +289,7 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
     out->warnings.push_back(
         Note{"field_unused", {}, "/precision/double_quant applies to nf4 only"});
   }
-  if (!IsFloatTrainable(wf) && wf != WeightFormat::kGgufQ4KM && wf != WeightFormat::kGgufQ8_0) {
+  if (!IsFloatTrainable(wf) && !IsGguf(wf)) {
     req.precision.quantize_lm_head = r.BoolOr("quantize_lm_head", false);
   } else if (r.Has("quantize_lm_head")) {
     r.Bool("quantize_lm_head");
