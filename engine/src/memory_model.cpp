@@ -360,8 +360,14 @@ class StageEstimator {
     // Units all-gathered for compute under ZeRO-3/FSDP or parameter offload: the layer being
     // computed and the one prefetched (FSDP's default forward/backward prefetch), plus the
     // root unit (embedding, head, final norm), which stays gathered through the step.
+    // The largest layer this stage holds, split over tp (norms and routers are replicated).
+    const auto unit_params = [&](const LayerParams& l) {
+      return D(l.attn_linear + l.mlp_linear) / D(p_.tp) + D(l.expert_linear) / D(p_.ep * p_.tp) +
+             D(l.attn_other + l.mlp_bias + l.router + l.norms);
+    };
     const double per_layer_params =
-        s_.Count() > 0 ? (g_.linear + g_.expert * D(p_.ep) + g_.other) / D(s_.Count()) : 0;
+        std::max(s_.dense > 0 ? unit_params(in_.params.dense_layer) : 0.0,
+                 s_.moe > 0 ? unit_params(in_.params.moe_layer) : 0.0);
     const double gathered_bits = full_training_ ? (fp32_model_ ? 32 : 16) : linear_bits_;
     if ((p_.zero >= 3 && shard_ > 1) || tech_.offload_params) {
       const double layer_unit = per_layer_params * gathered_bits / 8;

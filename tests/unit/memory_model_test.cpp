@@ -296,3 +296,145 @@ TEST(Layout, ExpertParallelChecks) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+using testing::Detail;
+using testing::Json;
+using testing::PerGpu;
+using testing::Result;
+
+TEST(Activations, MixtureOfExpertsRoutesKCopies) {
+  // One MoE layer, h = 64, 4 heads (MHA, head_dim 16), 4 experts of width 128, top-2, bf16,
+  // flash attention, no recomputation. Per token: norm inputs 2x2x64 = 256, QKV and MLP inputs
+  // 2x64 each = 256, fp32 router probabilities 4x4 = 16; q, k, v 3x2x64 = 384; attention
+  // output 2x64 = 128; logsumexp 4x4 = 16; two experts each keep their permuted input 2x64 and
+  // gate, up, act, product 4x2x128: 2 x 1152 = 2304. Sum 3360 x 8 tokens = 26,880 bytes.
+  const Json r =
+      Result({{"model",
+               {{"layers", 1},
+                {"hidden", 64},
+                {"heads", 4},
+                {"vocab", 100},
+                {"intermediate", 256},
+                {"moe", {{"experts", 4}, {"experts_per_token", 2}, {"expert_intermediate", 128}}}}},
+              {"workload", {{"kind", "pretrain"}, {"micro_batch", 1}, {"seq_len", 8}}},
+              {"memory_techniques", {{"recompute", "none"}}},
+              {"gpu", "h100-sxm-80gb"}});
+  EXPECT_EQ(Detail(r, "activations.layers"), 26880);
+}
+
+TEST(Activations, ContextParallelSplitsTheSequence) {
+  // cp = 2 halves the tokens each GPU holds: the Korthikanti layer of 77,594,624 bytes keeps
+  // 1,048,576 x 34 / 2 of linear terms, and its softmax output covers its 256 queries against
+  // all 512 keys: 16 x 256 x 512 x 2 x 2 (b = 2) + dropout mask and output x 1.5 => the s^2 term
+  // halves too: 77,594,624 / 2 = 38,797,312 per layer, x4 = 155,189,248.
+  const Json r = Result({{"model",
+                          {{"layers", 4},
+                           {"hidden", 1024},
+                           {"heads", 16},
+                           {"vocab", 1000},
+                           {"intermediate", 4096},
+                           {"mlp", "plain"},
+                           {"norm", "layer"},
+                           {"dropout", true}}},
+                         {"workload", {{"kind", "pretrain"}, {"micro_batch", 2}, {"seq_len", 512}}},
+                         {"memory_techniques", {{"recompute", "none"}, {"flash_attention", false}}},
+                         {"parallel", {{"gpus", 2}, {"cp", 2}}},
+                         {"gpu", "h100-sxm-80gb"}});
+  EXPECT_EQ(Detail(r, "activations.layers"), 155189248);
+}
+
+TEST(Buffers, FsdpGathersTwoLayersAndTheRootUnit) {
+  // Llama 2 7B under ZeRO-3 on 64 GPUs: a layer is 4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096 =
+  // 202,383,360 parameters; two gathered in bf16 = 809,533,440 bytes, plus the root unit
+  // (embedding and lm_head, 2 x 32000 x 4096 x 2 = 524,288,000): 1,333,821,440 bytes.
+  Json req = {{"model", {{"preset", "llama-2-7b"}}},
+              {"workload", {{"kind", "full_finetune"}, {"micro_batch", 1}, {"seq_len", 512}}},
+              {"parallel", {{"gpus", 64}, {"zero", 3}}},
+              {"gpu", "h100-sxm-80gb"}};
+  EXPECT_EQ(Detail(Result(req), "buffers.gathered_units"), 1333821440);
+}
+
+TEST(TrainingState, OptimizerInBackwardKeepsOneGradient) {
+  // torchtune's optimizer_in_bwd steps each tensor as its gradient lands: the largest tensor
+  // of Llama 3.1 8B is the 128256 x 4096 embedding: 525,336,576 x 2 bytes of bf16 gradient.
+  // Paged 8-bit Adam keeps its (2 + 8/2048) bytes per parameter in unified memory instead.
+  const Json r = Result({{"model", {{"preset", "llama-3.1-8b"}}},
+                         {"workload", {{"kind", "full_finetune"}, {"seq_len", 512}}},
+                         {"optimizer", "paged_adamw_8bit"},
+                         {"precision", {{"master_weights", "none"}}},
+                         {"memory_techniques", {{"optimizer_in_backward", true}}},
+                         {"gpu", "rtx-4090-24gb"}});
+  EXPECT_EQ(PerGpu(r, "gradients"), 1050673152);
+  EXPECT_EQ(PerGpu(r, "optimizer_states"), 0);
+  EXPECT_NEAR(r["memory"]["offloaded_bytes_per_gpu"].get<double>(), 8030261248.0 * 2.00390625, 1.0);
+}
+
+TEST(Inference, PrefillWorkingSetAndLogits) {
+  // Llama 3.1 8B, one 1024-token prompt in bf16 with flash attention. Per prefilled token: the
+  // residual stream and norm output 2 x 2 x 4096 = 16,384, plus the wider of the MLP's gate,
+  // up and act (3 x 2 x 14336 = 86,016) and attention's q, k, v, o (2 x (4096 + 1024 + 1024 +
+  // 4096) = 20,480): 102,400 x 1024 = 104,857,600 bytes. Sampling keeps one fp32 row of logits:
+  // 128,256 x 4 = 513,024.
+  const Json r = Result({{"model", {{"preset", "llama-3.1-8b"}}},
+                         {"workload", {{"kind", "inference"}, {"prompt_tokens", 1024}}},
+                         {"gpu", "h100-sxm-80gb"}});
+  EXPECT_EQ(Detail(r, "activations.prefill_working_set"), 104857600);
+  EXPECT_EQ(Detail(r, "activations.logits"), 513024);
+}
+
+TEST(Runtime, ReserveCommunicatorsAndSlack) {
+  // runtime = card reserve (1 GiB in the catalog) + 0.5 GiB of NCCL buffers when gpus > 1 +
+  // 5% of the six tensor parts.
+  const Json one = Result({{"model", {{"preset", "llama-3.1-8b"}}},
+                           {"workload", {{"kind", "inference"}}},
+                           {"gpu", "h100-sxm-80gb"}});
+  const double allocated = one["memory"]["allocated_bytes"].get<double>();
+  EXPECT_NEAR(PerGpu(one, "runtime"), 1073741824.0 + 0.05 * allocated, 1.0);
+  Json two = {{"model", {{"preset", "llama-3.1-8b"}}},
+              {"workload", {{"kind", "inference"}}},
+              {"parallel", {{"gpus", 2}, {"tp", 2}}},
+              {"runtime", {{"reserve_bytes", 0}, {"allocator_slack", 0}}},
+              {"gpu", "h100-sxm-80gb"}};
+  EXPECT_EQ(PerGpu(Result(two), "runtime"), 536870912);
+}
+
+TEST(HostRam, Seed001Rules) {
+  // Seed 001: host RAM = 1.5 x VRAM for single-card training, 0.8 x the node's total VRAM for
+  // multi-card training, 0.5 x VRAM per card for serving. H100 80 GiB: 120 GiB, 8 x 64 = 512
+  // GiB, and 4 x 40 = 160 GiB for a 4-card server.
+  using testing::kGiB;
+  Json req = {{"model", {{"preset", "llama-3.1-8b"}}},
+              {"workload", {{"kind", "lora"}, {"seq_len", 512}}},
+              {"gpu", "h100-sxm-80gb"}};
+  EXPECT_EQ(Result(req)["memory"]["host_ram_bytes"], 120 * kGiB);
+  req["parallel"] = {{"gpus", 16}};
+  EXPECT_EQ(Result(req)["memory"]["host_ram_bytes"], 512 * kGiB);
+  req["workload"] = {{"kind", "inference"}};
+  req["parallel"] = {{"gpus", 4}, {"tp", 4}};
+  EXPECT_EQ(Result(req)["memory"]["host_ram_bytes"], 160 * kGiB);
+  // Eight cards with 128 GB of host RAM starve (seed 001's example): a warning says so.
+  req["parallel"] = {{"gpus", 8}};
+  req["workload"] = {{"kind", "lora"}, {"seq_len", 512}};
+  req["host"] = {{"ram_bytes_per_node", 128e9}};
+  const Json starved = Result(req);
+  bool warned = false;
+  for (const auto& w : starved["warnings"]) warned |= w["code"] == "host_ram_short";
+  EXPECT_TRUE(warned);
+}
+
+TEST(Power, BoardPowerPerCardNodeAndJob) {
+  // H100 SXM: 700 W board power; 16 cards = two nodes of 8: 5,600 W per node, 11,200 W total.
+  const Json r = Result({{"model", {{"preset", "llama-3.1-8b"}}},
+                         {"workload", {{"kind", "inference"}}},
+                         {"parallel", {{"gpus", 16}}},
+                         {"gpu", "h100-sxm-80gb"}});
+  EXPECT_EQ(r["power"]["gpu_watts"], 700);
+  EXPECT_EQ(r["power"]["node_watts"], 5600);
+  EXPECT_EQ(r["power"]["total_watts"], 11200);
+}
+
+}  // namespace
+}  // namespace gpuplan

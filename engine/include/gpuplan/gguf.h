@@ -14,7 +14,7 @@ enum class GgufTensor { kTokenEmbd, kOutput, kAttnQK, kAttnV, kAttnOut, kFfnUpGa
 /// Model facts the quantiser's rules look at.
 struct GgufModel {
   int64_t layers = 0;
-  bool gqa4 = false;    ///< heads / kv_heads >= 4
+  bool gqa4 = false;      ///< heads / kv_heads >= 4
   bool type_70b = false;  ///< llama.cpp's LLM_TYPE_70B (an 80-layer Llama)
 };
 
