@@ -123,9 +123,10 @@ int Emit(const std::string& envelope) {
     std::cout << doc["result"].dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
     return 0;
   }
+  // The contract's line, "<JSON pointer>: <reason>"; the whole document is shown as "(root)".
   for (const auto& e : doc["errors"]) {
-    std::cerr << e.value("path", "/") << ": " << e.value("message", "") << " ["
-              << e.value("code", "") << "]\n";
+    const std::string path = e.value("path", "");
+    std::cerr << (path.empty() ? "(root)" : path) << ": " << e.value("message", "") << "\n";
   }
   return 2;
 }
@@ -153,36 +154,64 @@ double Median(std::vector<double> v) {
 // Accuracy report: the engine has no constants fitted on these cases, so the
 // leave-one-group-out error equals the in-sample one; both are printed to make that visible.
 int Validate(const gpuplan::Engine& engine, const std::string& path) {
-  const auto text = ReadFile(path);
-  if (!text) return Fail("cannot read " + path);
-  Json doc = Json::parse(*text, nullptr, false);
+  const auto contents = ReadFile(path);
+  if (!contents) return Fail("cannot read " + path);
+  Json doc = Json::parse(*contents, nullptr, false);
   if (doc.is_discarded() || !doc.contains("cases") || !doc["cases"].is_array()) {
     return Fail(path + ": expected {\"cases\": [...]}");
   }
+  // The case file is user input too: read each member only when it has the expected type.
+  const auto text = [](const Json& o, const char* key, const char* fallback) {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+  };
+  const auto number = [](const Json& o, const char* key) {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  // GiB for memory sizes, bytes for per-token figures.
+  const auto size = [](double bytes) {
+    char buf[32];
+    if (bytes < 1048576) {
+      std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+    } else {
+      std::snprintf(buf, sizeof buf, "%.2f", bytes / 1073741824.0);
+    }
+    return std::string(buf);
+  };
   std::map<std::string, std::vector<double>> by_group;
-  std::printf("%-58s %-10s %10s %10s %8s\n", "case", "compare", "pred GiB", "meas GiB", "error");
+  std::printf("%-58s %-18s %10s %10s %8s\n", "case", "compare", "pred GiB", "meas GiB", "error");
+  size_t index = 0;
   for (const auto& c : doc["cases"]) {
-    const std::string id = c.value("id", "?");
-    const std::string compare = c.value("compare", "allocated");
-    const double measured = c.value("measured_bytes", 0.0);
-    const std::string env = engine.Estimate(c.contains("request") ? c["request"].dump() : "{}");
+    const std::string where = path + " case " + std::to_string(index++);
+    if (!c.is_object() || !c.contains("request")) {
+      std::printf("%-58s not a case object with a request\n", where.c_str());
+      continue;
+    }
+    const std::string id = text(c, "id", where.c_str());
+    const std::string compare = text(c, "compare", "allocated");
+    const double measured = number(c, "measured_bytes");
+    const std::string env = engine.Estimate(c["request"].dump());
     Json out = Json::parse(env, nullptr, false);
     if (out.is_discarded() || !out.value("ok", false) || measured <= 0) {
       std::printf("%-58s request rejected: %s\n", id.c_str(), env.substr(0, 200).c_str());
       continue;
     }
     const Json& mem = out["result"]["memory"];
-    double pred = mem.value("allocated_bytes", 0.0);
-    if (compare == "weights") pred = mem["per_gpu_bytes"].value("weights", 0.0);
-    if (compare == "kv_cache_per_token")
-      pred = mem["detail"].value("kv_cache.bytes_per_token", 0.0);
-    if (compare == "total") pred = mem.value("total_bytes", 0.0);
-    const double err = pred / measured - 1;
-    const bool scored = c.value("scored", true) && c.value("confidence", "high") != "low";
-    std::printf("%-58s %-10s %10.2f %10.2f %+7.1f%%%s\n", id.c_str(), compare.c_str(),
-                pred / 1073741824.0, measured / 1073741824.0, 100 * err,
+    double pred = number(mem, "allocated_bytes");
+    if (compare == "weights") pred = number(mem["per_gpu_bytes"], "weights");
+    if (compare == "kv_cache_per_token") pred = number(mem["detail"], "kv_cache.bytes_per_token");
+    if (compare == "total") pred = number(mem, "total_bytes");
+    const auto scored_it = c.find("scored");
+    const bool scored =
+        !(scored_it != c.end() && scored_it->is_boolean() && !scored_it->get<bool>()) &&
+        text(c, "confidence", "high") != "low" && compare != "upper_bound";
+    std::printf("%-58s %-18s %10s %10s %+7.1f%%%s\n", id.c_str(), compare.c_str(),
+                size(pred).c_str(), size(measured).c_str(), 100 * (pred / measured - 1),
                 scored ? "" : " (not scored)");
-    if (scored) by_group[c.value("group", "?")].push_back(std::fabs(std::log(pred / measured)));
+    if (scored && pred > 0) {
+      by_group[text(c, "group", "?")].push_back(std::fabs(std::log(pred / measured)));
+    }
   }
   std::printf("\n%-40s %6s %22s\n", "group", "cases", "median |log(pred/meas)|");
   double sum = 0;

@@ -161,6 +161,9 @@ TEST(Request, HostileInputGetsErrorsNotCrashes) {
 }
 
 TEST(Request, HugeButValidNumbersStayFinite) {
+  // 2^24 + 2^24 tokens x 2^20 sequences x 131,072 bytes is 4.6e18 bytes of KV cache: beyond
+  // the 2^53 bytes a JSON number holds exactly, so the answer is a clear error, never NaN or a
+  // wrapped-around integer.
   Json req = Minimal();
   req["workload"] = {{"kind", "inference"},
                      {"prompt_tokens", 16777216},
@@ -168,9 +171,48 @@ TEST(Request, HugeButValidNumbersStayFinite) {
                      {"concurrency", 1048576}};
   req["parallel"] = {{"gpus", 1048576}, {"tp", 1}};
   const Json env = Envelope(req);
-  ASSERT_TRUE(env["ok"].get<bool>()) << env.dump();
-  EXPECT_FALSE(env["result"]["memory"]["fits"].get<bool>());
+  ASSERT_FALSE(env["ok"].get<bool>()) << env.dump();
+  EXPECT_EQ(env["errors"][0]["code"], "result_out_of_range");
   EXPECT_EQ(env.dump().find("nan"), std::string::npos);
+  // A large but representable job is answered: 2^20 + 2^20 tokens x 1024 sequences x 131,072
+  // bytes = 2^48 bytes of KV cache.
+  req["workload"] = {{"kind", "inference"},
+                     {"prompt_tokens", 1048576},
+                     {"output_tokens", 1048576},
+                     {"concurrency", 1024}};
+  const Json big = Envelope(req);
+  ASSERT_TRUE(big["ok"].get<bool>()) << big.dump().substr(0, 300);
+  EXPECT_EQ(big["result"]["memory"]["per_gpu_bytes"]["kv_cache"], 281474976710656);
+  EXPECT_FALSE(big["result"]["memory"]["fits"].get<bool>());
+}
+
+TEST(Request, ModelsBeyondAQuadrillionParametersAreRefused) {
+  // Each dimension is in range; together they are 2^24 x 2^24 x 10^5 layers: far beyond any
+  // model, and beyond 64-bit integer arithmetic.
+  Json req = Minimal();
+  req["model"] = {{"layers", 100000},
+                  {"hidden", 16777216},
+                  {"heads", 16777216},
+                  {"vocab", 16777216},
+                  {"intermediate", 16777216}};
+  const Json env = Envelope(req);
+  ASSERT_FALSE(env["ok"].get<bool>());
+  EXPECT_EQ(env["errors"][0]["path"], "/model");
+  // hidden < heads leaves no head dimension unless one is given.
+  req["model"] = {{"layers", 2}, {"hidden", 8}, {"heads", 16}, {"vocab", 100}};
+  EXPECT_TRUE(HasPath(Envelope(req), "/model/head_dim"));
+}
+
+TEST(Request, ErrorsAreCappedAtAHundred) {
+  Json req = Minimal();
+  Json targets = Json::array();
+  for (int i = 0; i < 60; ++i) targets.push_back("not_a_module");
+  req["workload"] = {{"kind", "lora"}, {"lora_targets", targets}};
+  req["constraints"] = {{"gpus", Json::array()}};
+  for (int i = 0; i < 60; ++i) req["constraints"]["gpus"].push_back("no-such-card");
+  const Json env = Envelope(req);
+  EXPECT_EQ(env["errors"].size(), 101u);
+  EXPECT_EQ(env["errors"][100]["code"], "too_many_errors");
 }
 
 TEST(Request, CatalogErrorsCarryTheirPath) {

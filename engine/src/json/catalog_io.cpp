@@ -23,10 +23,11 @@ bool IsKebabId(const std::string& id) {
 
 std::optional<Json> ParseText(std::string_view text, const char* root, Diagnostics* errors) {
   Diagnostics parse_errors;
-  auto doc = ParseJson(text, std::string("the ") + root + " catalog file", &parse_errors);
-  for (auto& e : parse_errors) {
-    e.path = std::string("/") + root;
-    errors->push_back(std::move(e));
+  auto doc = ParseJson(text, std::string(root) + ".json", &parse_errors);
+  for (auto& e : parse_errors) errors->push_back(std::move(e));
+  if (doc && !doc->is_object()) {
+    errors->push_back({"wrong_type", "", std::string(root) + ".json must be an object"});
+    return std::nullopt;
   }
   return doc;
 }

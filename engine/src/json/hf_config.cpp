@@ -112,6 +112,27 @@ bool DefaultTied(const std::string& family) {
   return untied.count(family) == 0;
 }
 
+// Every dimension is bounded on its own; their products are not. Refuse models beyond 10^15
+// parameters (a thousand times today's largest) before any integer arithmetic can overflow.
+bool SizeIsSane(const ModelSpec& m, const std::string& path, const ReadContext& ctx) {
+  const auto d = [](int64_t v) { return static_cast<double>(v); };
+  const double h = d(m.hidden);
+  const double widths =
+      d(m.QueryWidth()) + d(m.KeyWidth()) + d(m.ValueWidth()) + d(m.AttnOutWidth());
+  const double mlp = std::max(
+      d(m.intermediate), d(m.moe.expert_intermediate) * d(m.moe.experts + m.moe.shared_experts));
+  const double latents = d(m.mla.q_lora_rank + m.mla.kv_lora_rank) * (h + widths);
+  const double total = d(m.layers) * (h * widths + 3 * h * mlp + latents) +
+                       (2 * d(m.vocab) + d(m.position_embeddings)) * h;
+  if (total > 1e15 || widths > 1e9) {
+    ctx.Error("out_of_range", path,
+              "describes a model of about " + std::to_string(static_cast<long long>(total / 1e12)) +
+                  " trillion parameters; gpuplan plans models up to 10^15");
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string& path,
@@ -257,6 +278,7 @@ std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string
         "must be between 1 and the number of experts (" + std::to_string(m.moe.experts) + ")");
     return std::nullopt;
   }
+  if (!SizeIsSane(m, path, ctx)) return std::nullopt;
   return m;
 }
 
@@ -283,10 +305,13 @@ std::optional<ModelSpec> ModelFromExplicit(const Json& model, const std::string&
   m.mlp = mlp == "gated" ? MlpKind::kGated : MlpKind::kPlain;
   const std::string norm = r.EnumOr("norm", mlp == "gated" ? "rms" : "layer", {"rms", "layer"});
   m.norm = norm == "rms" ? NormKind::kRms : NormKind::kLayer;
-  const int64_t default_inter = m.mlp == MlpKind::kPlain ? 4 * m.hidden : (8 * m.hidden) / 3;
+  const int64_t default_inter =
+      std::min(kMaxDim, m.mlp == MlpKind::kPlain ? 4 * m.hidden : (8 * m.hidden) / 3);
   m.intermediate = r.IntOr("intermediate", default_inter, 1, kMaxDim);
   m.kv_heads = r.IntOr("kv_heads", m.heads, 1, kMaxDim);
-  m.head_dim = r.IntOr("head_dim", m.heads > 0 ? m.hidden / m.heads : 1, 1, kMaxDim);
+  const int64_t head_dim_default = m.heads > 0 ? m.hidden / m.heads : 1;
+  m.head_dim = r.Has("head_dim") ? r.Int("head_dim", 1, kMaxDim).value_or(1) : head_dim_default;
+  if (!r.Has("head_dim")) r.Default("head_dim", head_dim_default);
   m.tied_embeddings = r.BoolOr("tied_embeddings", false);
   m.qkv_bias = r.BoolOr("qkv_bias", false);
   m.dropout = r.BoolOr("dropout", false);
@@ -321,6 +346,13 @@ std::optional<ModelSpec> ModelFromExplicit(const Json& model, const std::string&
         "must divide heads (" + std::to_string(m.heads) + "), got " + std::to_string(m.kv_heads));
   }
   if (m.layers == 0 || m.hidden == 0 || m.heads == 0 || m.vocab == 0) return std::nullopt;
+  if (m.head_dim < 1) {
+    ctx.Error("out_of_range", r.PathOf("head_dim"),
+              "is hidden / heads = 0 (hidden " + std::to_string(m.hidden) + " < heads " +
+                  std::to_string(m.heads) + "): give head_dim");
+    return std::nullopt;
+  }
+  if (!SizeIsSane(m, path, ctx)) return std::nullopt;
   return m;
 }
 

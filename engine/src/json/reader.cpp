@@ -46,14 +46,21 @@ std::string TypeName(const Json& v) {
 }
 
 void ReadContext::Error(std::string code, std::string path, std::string message) const {
+  // A hostile request could list a million bad items: report the first hundred, then one line
+  // saying there were more, so the answer stays small.
+  constexpr size_t kMaxErrors = 100;
+  if (diagnostics->size() > kMaxErrors) return;
+  if (diagnostics->size() == kMaxErrors) {
+    diagnostics->push_back({"too_many_errors", "", "more errors follow; fix these first"});
+    return;
+  }
   diagnostics->push_back(Diagnostic{std::move(code), std::move(path), std::move(message)});
 }
 
 Fields::Fields(const Json* obj, std::string path, const ReadContext& ctx, Json* out)
     : obj_(obj), path_(std::move(path)), ctx_(ctx), out_(out) {
   if (obj_ != nullptr && !obj_->is_object()) {
-    ctx_.Error("wrong_type", path_.empty() ? "/" : path_,
-               "must be an object, got " + TypeName(*obj_));
+    ctx_.Error("wrong_type", path_, "must be an object, got " + TypeName(*obj_));
     obj_ = nullptr;
   }
   if (out_ != nullptr && !out_->is_object()) *out_ = Json::object();
@@ -246,7 +253,7 @@ std::optional<Json> ParseJson(std::string_view text, const std::string& what, Di
   constexpr size_t kMaxBytes = 8u << 20;
   constexpr int kMaxDepth = 64;
   if (text.size() > kMaxBytes) {
-    errors->push_back({"too_large", "/", what + " is larger than 8 MiB"});
+    errors->push_back({"too_large", "", what + " is larger than 8 MiB"});
     return std::nullopt;
   }
   int depth = 0;
@@ -267,7 +274,7 @@ std::optional<Json> ParseJson(std::string_view text, const std::string& what, Di
       in_string = true;
     } else if (c == '{' || c == '[') {
       if (++depth > kMaxDepth) {
-        errors->push_back({"too_deep", "/", what + " nests deeper than 64 levels"});
+        errors->push_back({"too_deep", "", what + " nests deeper than 64 levels"});
         return std::nullopt;
       }
     } else if (c == '}' || c == ']') {
@@ -276,7 +283,7 @@ std::optional<Json> ParseJson(std::string_view text, const std::string& what, Di
   }
   Json doc = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
-    errors->push_back({"invalid_json", "/", what + " is not valid JSON"});
+    errors->push_back({"invalid_json", "", what + " is not valid JSON"});
     return std::nullopt;
   }
   return doc;

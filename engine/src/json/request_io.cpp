@@ -109,8 +109,8 @@ LoraTargets ParseTargets(const Json* v, Fields* r, const ReadContext& ctx, Json*
     (*norm)["lora_targets"] = s;
     return t;
   }
-  if (!v->is_array() || v->empty()) {
-    ctx.Error("wrong_type", path, "must be a preset name or a non-empty list of module names");
+  if (!v->is_array() || v->empty() || v->size() > 64) {
+    ctx.Error("wrong_type", path, "must be a preset name or a list of 1 to 64 module names");
     return t;
   }
   for (size_t i = 0; i < v->size(); ++i) {
@@ -189,7 +189,9 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
     // Serving engines prefill in chunks (vLLM's max_num_batched_tokens is a few thousand);
     // a whole batch of long prompts in one pass is what plain Hugging Face generate does.
     const int64_t all = w.prompt_tokens * w.concurrency;
-    w.prefill_chunk_tokens = r.IntOr("prefill_chunk_tokens", std::min<int64_t>(all, 8192), 1, kBig);
+    w.prefill_chunk_tokens =
+        std::min(all, r.IntOr("prefill_chunk_tokens", std::min<int64_t>(all, 8192), 1, kBig));
+    norm["prefill_chunk_tokens"] = w.prefill_chunk_tokens;
     if (max_ctx > 0 && w.prompt_tokens + w.output_tokens > max_ctx) {
       out->warnings.push_back(
           Note{"context_beyond_model",
@@ -335,6 +337,8 @@ void ReadTechniques(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   };
   if (off == nullptr) {
     r.Default("offload", "none");
+  } else if (off->is_array() && off->size() > 4) {
+    ctx.Error("out_of_range", path, "lists at most 4 kinds of offload");
   } else if (off->is_array()) {
     for (size_t i = 0; i < off->size(); ++i) apply((*off)[i], path + "/" + std::to_string(i));
     norm["offload"] = *off;
@@ -377,7 +381,11 @@ void ReadGpu(const Json* v, const LoadedCatalog& cat, bool require, const ReadCo
     return;
   }
   if (v->is_string()) {
-    const std::string id = v->get<std::string>();
+    const std::string& id = v->get_ref<const std::string&>();
+    if (id.size() > 64) {
+      ctx.Error("unknown_gpu", "/gpu", "is not a catalog id: ids are at most 64 characters");
+      return;
+    }
     const GpuSpec* g = cat.FindGpu(id);
     if (g == nullptr) {
       std::vector<std::string> ids;
@@ -427,8 +435,8 @@ void ReadConstraints(const Json* v, const LoadedCatalog& cat, const ReadContext&
   Fields r(v, "/constraints", ctx, &norm);
   c.max_gpus = r.Int("max_gpus", 1, kMaxGpus).value_or(0);
   if (const Json* list = r.Raw("gpus")) {
-    if (!list->is_array()) {
-      ctx.Error("wrong_type", "/constraints/gpus", "must be an array of catalog ids");
+    if (!list->is_array() || list->size() > 4096) {
+      ctx.Error("wrong_type", "/constraints/gpus", "must be an array of at most 4096 catalog ids");
     } else {
       for (size_t i = 0; i < list->size(); ++i) {
         const Json& id = (*list)[i];

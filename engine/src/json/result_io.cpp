@@ -2,13 +2,26 @@
 #include "json/result_io.h"
 
 #include <cmath>
+#include <limits>
 
 #include "gpuplan/api.h"
 
 namespace gpuplan::json_io {
 namespace {
 
-Json Bytes(double v) { return static_cast<int64_t>(std::llround(v)); }
+// Sizes are whole bytes. Anything beyond 2^53 (9 PB) cannot be an integer in a JavaScript
+// number, and anything non-finite is a bug: both become NaN, which DumpEnvelope refuses.
+constexpr double kMaxBytes = 9007199254740992.0;
+
+int64_t RoundBytes(double v) {
+  return std::isfinite(v) && std::fabs(v) <= kMaxBytes ? static_cast<int64_t>(std::llround(v)) : -1;
+}
+
+Json Bytes(double v) {
+  if (!std::isfinite(v) || std::fabs(v) > kMaxBytes)
+    return std::numeric_limits<double>::quiet_NaN();
+  return static_cast<int64_t>(std::llround(v));
+}
 
 Json Notes(const std::vector<Note>& notes) {
   Json out = Json::array();
@@ -87,17 +100,25 @@ Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
   Json detail = Json::object();
   for (const auto& [k, v] : e.memory.detail) detail[k] = Bytes(v);
   const double gpus = static_cast<double>(r.parallel.gpus);
-  Json memory = {{"per_gpu_bytes",
-                  {{"weights", Bytes(b.weights)},
-                   {"gradients", Bytes(b.gradients)},
-                   {"optimizer_states", Bytes(b.optimizer_states)},
-                   {"activations", Bytes(b.activations)},
-                   {"kv_cache", Bytes(b.kv_cache)},
-                   {"buffers", Bytes(b.buffers)},
-                   {"runtime", Bytes(b.runtime)}}},
-                 {"total_bytes", Bytes(e.total_bytes)},
-                 {"allocated_bytes", Bytes(b.Allocated())},
-                 {"total_with_headroom_bytes", Bytes(e.total_with_headroom_bytes)},
+  // Round each part, then add the rounded parts, so the total is exactly their sum.
+  Json parts = Json::object();
+  double total = 0;
+  const std::pair<const char*, double> named[] = {{"weights", b.weights},
+                                                  {"gradients", b.gradients},
+                                                  {"optimizer_states", b.optimizer_states},
+                                                  {"activations", b.activations},
+                                                  {"kv_cache", b.kv_cache},
+                                                  {"buffers", b.buffers},
+                                                  {"runtime", b.runtime}};
+  for (const auto& [name, bytes] : named) {
+    parts[name] = Bytes(bytes);
+    total += static_cast<double>(RoundBytes(bytes));
+  }
+  const double runtime = static_cast<double>(RoundBytes(b.runtime));
+  Json memory = {{"per_gpu_bytes", parts},
+                 {"total_bytes", Bytes(total)},
+                 {"allocated_bytes", Bytes(total - runtime)},
+                 {"total_with_headroom_bytes", Bytes(total * (1 + r.headroom))},
                  {"capacity_bytes", Bytes(e.capacity_bytes)},
                  {"headroom", r.headroom},
                  {"fits", e.fits},
@@ -143,9 +164,9 @@ Json ErrorEnvelope(const Diagnostics& errors) {
 
 std::string DumpEnvelope(const Json& envelope) {
   if (!AllFinite(envelope)) {
-    return ErrorEnvelope({{"internal_error", "/",
-                           "the estimate produced a non-finite number; "
-                           "please report this request"}})
+    return ErrorEnvelope({{"result_out_of_range", "",
+                           "the estimate exceeds 2^53 bytes (9 PB) or is not a number: check the "
+                           "request's batch, sequence, concurrency and dataset sizes"}})
         .dump(-1, ' ', false, Json::error_handler_t::replace);
   }
   return envelope.dump(-1, ' ', false, Json::error_handler_t::replace);
