@@ -67,6 +67,15 @@ void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
          "paged 8-bit Adam keeps its states in CUDA unified memory, outside PyTorch's allocator: "
          "they are not in the per-GPU total and page to host RAM under pressure");
   }
+  const int64_t context = r.workload.IsTraining()
+                              ? r.workload.seq_len
+                              : r.workload.prompt_tokens + r.workload.output_tokens;
+  if (m.sliding_window > 0 && context > m.sliding_window) {
+    warn("sliding_window_not_modelled",
+         {{"sliding_window", D(m.sliding_window)}, {"context", D(context)}},
+         "the model's local layers attend to " + std::to_string(m.sliding_window) +
+             " tokens only; the KV cache is counted as full attention, an upper bound");
+  }
   if (r.workload.IsTraining() && r.workload.seq_len % p.cp != 0) {
     warn("seq_len_not_divisible_by_cp", {{"seq_len", D(r.workload.seq_len)}, {"cp", D(p.cp)}},
          "context parallel splits the sequence evenly; seq_len is not a multiple of cp");
@@ -124,8 +133,17 @@ void ExplainMemory(const Request& r, const ParamCounts& c, Estimate* e) {
          {"micro_batch", D(r.workload.micro_batch)},
          {"seq_len", D(r.workload.seq_len)},
          {"vocab", D(r.model.vocab)}},
-        {"flash attention keeps no s^2 scores", "full recomputation keeps only each layer's input",
-         "the logits are upcast to fp32 for the loss unless the loss is chunked"}};
+        {r.techniques.flash_attention ? "flash attention keeps no s^2 scores, only a logsumexp"
+                                      : "without flash attention the softmax output (a x s^2 "
+                                        "per sequence) is kept unless recomputed",
+         r.techniques.recompute == Recompute::kFull
+             ? "full recomputation keeps only each layer's input, plus one layer during backward"
+             : (r.techniques.recompute == Recompute::kSelective
+                    ? "selective recomputation re-runs the attention core only"
+                    : "no recomputation: every saved tensor of every layer is kept"),
+         r.techniques.chunked_loss
+             ? "chunked loss: 16-bit logits kept, one chunk upcast to fp32 at a time"
+             : "the logits are upcast to fp32 for the loss, and fp32 log-probabilities kept"}};
   } else {
     x[base + "activations"] = {
         "transient working set of one prefill chunk (residual + the wider of the MLP "
@@ -239,10 +257,14 @@ Estimate EstimateSetup(const Request& r, bool with_levers) {
   e.power.gpu_watts = r.gpu.board_power_w;
   e.power.node_watts = r.gpu.board_power_w * D(e.gpus_per_node_used);
   e.power.total_watts = r.gpu.board_power_w * D(r.parallel.gpus);
+  const std::vector<std::string> boards_only = {
+      "GPU boards only: CPUs, NICs, fans and PSU losses are not yet counted (issue #4)"};
+  e.explain["/power/gpu_watts"] = {
+      "the card's board power", {{"board_power_w", r.gpu.board_power_w}}, {}};
   e.explain["/power/node_watts"] = {
-      "board power x GPUs in one node",
-      {{"gpus_in_node", D(e.gpus_per_node_used)}},
-      {"GPU boards only: CPUs, NICs, fans and PSU losses are not yet counted"}};
+      "board power x GPUs in one node", {{"gpus_in_node", D(e.gpus_per_node_used)}}, boards_only};
+  e.explain["/power/total_watts"] = {
+      "board power x GPUs of the job", {{"gpus", D(r.parallel.gpus)}}, boards_only};
   if (with_levers) {
     e.levers = MemoryLevers(r, e.total_bytes);
     if (!e.fits && e.infeasible.size() == 1 && e.infeasible[0].code == "exceeds_memory") {

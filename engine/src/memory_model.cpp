@@ -240,6 +240,8 @@ class StageEstimator {
     linear_bits_ =
         (full_training_ && prec_.weights == WeightFormat::kFp8) ? 16 : bits_.bits_per_weight;
     emb_bits_ = bits_.embeddings_16bit ? (fp32_model_ ? 32 : 16) : bits_.embedding_bits;
+    // A GGUF file without output.weight quantises token_embd with the output's type.
+    if (IsGguf(prec_.weights) && m_.tied_embeddings) emb_bits_ = bits_.lm_head_bits;
     // torchtune's QLoRA stores the output projection in NF4 too (FrozenNF4Linear);
     // bitsandbytes and PEFT keep it in 16 bits: precision.quantize_lm_head chooses.
     const bool quantised_head = prec_.quantize_lm_head && !IsFloatTrainable(prec_.weights);
@@ -382,8 +384,14 @@ class StageEstimator {
     if (!IsFloatTrainable(prec_.weights)) {
       AddBuffer("buffers.dequantised_weight", D(in_.params.largest_linear) / D(p_.tp) * 2);
     }
-    // Data-parallel gradient buckets: PyTorch DDP's bucket_cap_mb = 25, two in flight.
-    if (p_.Dp() > 1 && p_.zero < 3) AddBuffer("buffers.gradient_buckets", 2 * 25.0 * 1024 * 1024);
+    // Data-parallel gradient buckets. Plain DDP (ZeRO 0) keeps a flat copy of every gradient
+    // for its all-reduce: PyTorch's docs for gradient_as_bucket_view (default False) put the
+    // saving of turning it on at "the total gradients size". Sharded stages reduce-scatter
+    // through buckets of bucket_cap_mb = 25 MiB, two in flight.
+    if (p_.Dp() > 1 && p_.zero == 0) AddBuffer("buffers.gradient_buckets", gradients_);
+    if (p_.Dp() > 1 && (p_.zero == 1 || p_.zero == 2)) {
+      AddBuffer("buffers.gradient_buckets", 2 * 25.0 * 1024 * 1024);
+    }
   }
 
   void TrainingActivations() {

@@ -27,8 +27,11 @@ int64_t ModelSpec::AttnOutWidth() const {
 
 bool ModelSpec::IsMoeLayer(int64_t i) const {
   if (!IsMoe() || i < moe.first_dense_layers) return false;
+  if (std::find(moe.dense_layers.begin(), moe.dense_layers.end(), i) != moe.dense_layers.end()) {
+    return false;
+  }
   const int64_t freq = std::max<int64_t>(1, moe.layer_freq);
-  return (i - moe.first_dense_layers) % freq == 0;
+  return (i + moe.layer_offset) % freq == 0;
 }
 
 namespace {

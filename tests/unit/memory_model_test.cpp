@@ -438,3 +438,61 @@ TEST(Power, BoardPowerPerCardNodeAndJob) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+using testing::Detail;
+using testing::FromHf;
+using testing::Json;
+using testing::Result;
+
+TEST(Buffers, PlainDataParallelKeepsAFlatGradientCopy) {
+  // PyTorch DDP (gradient_as_bucket_view=False, the default) copies every gradient into its
+  // all-reduce buckets; the docs put the saving of views at "the total gradients size":
+  // Llama 2 7B in bf16, 6,738,415,616 x 2 = 13,476,831,232 bytes. ZeRO-1/2 reduce-scatter
+  // through two 25 MiB buckets instead: 52,428,800.
+  Json req = {{"model", {{"preset", "llama-2-7b"}}},
+              {"workload", {{"kind", "full_finetune"}, {"micro_batch", 1}, {"seq_len", 512}}},
+              {"parallel", {{"gpus", 2}, {"zero", 0}}},
+              {"gpu", "h100-sxm-80gb"}};
+  EXPECT_EQ(Detail(Result(req), "buffers.gradient_buckets"), 13476831232);
+  req["parallel"]["zero"] = 2;
+  EXPECT_EQ(Detail(Result(req), "buffers.gradient_buckets"), 52428800);
+}
+
+TEST(Moe, LayerPlacementFollowsEachFamily) {
+  // Qwen2-MoE: layer i is sparse when (i + 1) % decoder_sparse_step == 0 and i is not in
+  // mlp_only_layers: with step 2 over 8 layers, layers 1, 3, 5, 7; minus layer 5: three.
+  const ModelSpec qwen = FromHf(R"({"model_type": "qwen2_moe", "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 8, "num_attention_heads": 4,
+      "vocab_size": 100, "num_experts": 4, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 32, "decoder_sparse_step": 2, "mlp_only_layers": [5]})");
+  EXPECT_EQ(CountParams(qwen).moe_layers, 3);
+  EXPECT_FALSE(qwen.IsMoeLayer(0));
+  EXPECT_TRUE(qwen.IsMoeLayer(1));
+  // DeepSeek: i >= first_k_dense_replace and i % moe_layer_freq == 0: with 2 dense layers and
+  // freq 2 over 8 layers, layers 2, 4, 6.
+  const ModelSpec ds = FromHf(R"({"model_type": "deepseek_v3", "hidden_size": 64,
+      "intermediate_size": 128, "moe_intermediate_size": 32, "num_hidden_layers": 8,
+      "num_attention_heads": 4, "n_routed_experts": 4, "n_shared_experts": 1,
+      "num_experts_per_tok": 2, "first_k_dense_replace": 2, "moe_layer_freq": 2,
+      "q_lora_rank": 16, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8,
+      "v_head_dim": 8, "vocab_size": 100})");
+  EXPECT_EQ(CountParams(ds).moe_layers, 3);
+  EXPECT_TRUE(ds.IsMoeLayer(2));
+  EXPECT_FALSE(ds.IsMoeLayer(3));
+}
+
+TEST(Gguf, TiedEmbeddingTakesTheOutputType) {
+  // Llama 3.2 1B ties lm_head to the embedding; llama.cpp then quantises token_embd with the
+  // output's type (Q6_K for Q4_K_M): 128256 x 2048 x 6.5625 / 8 = 215,470,080 bytes.
+  const Json r = Result({{"model", {{"preset", "llama-3.2-1b"}}},
+                         {"workload", {{"kind", "inference"}}},
+                         {"precision", {{"weights", "gguf_q4_k_m"}}},
+                         {"gpu", "rtx-4090-24gb"}});
+  EXPECT_EQ(Detail(r, "weights.embedding_and_head"), 215470080);
+}
+
+}  // namespace
+}  // namespace gpuplan

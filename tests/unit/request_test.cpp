@@ -242,3 +242,26 @@ TEST(Request, ShippedCatalogLoadsClean) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+using testing::Envelope;
+using testing::Json;
+using testing::Result;
+
+TEST(Request, GlobalBatchSetsGradientAccumulation) {
+  // global_batch = micro_batch x grad_accum x dp: 256 = 4 x 8 x 8 data-parallel ranks.
+  Json req = {{"model", {{"preset", "llama-3.1-8b"}}},
+              {"workload", {{"kind", "lora"}, {"micro_batch", 4}, {"global_batch", 256}}},
+              {"parallel", {{"gpus", 8}}},
+              {"gpu", "h100-sxm-80gb"}};
+  EXPECT_EQ(Result(req)["request_normalized"]["workload"]["grad_accum"], 8);
+  req["workload"]["grad_accum"] = 4;  // 4 x 4 x 8 = 128, not 256
+  const Json env = Envelope(req);
+  ASSERT_FALSE(env["ok"].get<bool>());
+  EXPECT_EQ(env["errors"][0]["path"], "/workload/global_batch");
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpuplan {
@@ -17,9 +18,14 @@ struct Diagnostic {
 /// A note on a well-formed request: infeasibility reasons, warnings, advice. `params` holds the
 /// numbers the message uses, so a page can word it in another language.
 struct Note {
+  Note() = default;
+  Note(std::string c, std::map<std::string, double> p, std::string m, std::string at = "")
+      : code(std::move(c)), params(std::move(p)), message(std::move(m)), path(std::move(at)) {}
+
   std::string code;
   std::map<std::string, double> params;
   std::string message;
+  std::string path;  ///< JSON pointer of the request field the note is about, when there is one
 };
 
 /// How one reported figure was obtained: the formula in words and the inputs it used.

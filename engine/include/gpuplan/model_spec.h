@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gpuplan {
 
@@ -17,9 +18,13 @@ struct MoeSpec {
   int64_t shared_experts = 0;       ///< always-on experts per MoE layer
   int64_t shared_intermediate = 0;  ///< intermediate width of one shared expert
   int64_t first_dense_layers = 0;   ///< leading layers with a dense MLP (DeepSeek first_k_dense)
-  int64_t layer_freq = 1;           ///< every layer_freq-th layer (after the dense ones) is MoE
-  bool router_bias = false;         ///< a per-expert bias in the router (DeepSeek-V3)
-  bool shared_gate = false;         ///< a sigmoid gate on the shared expert (Qwen2-MoE)
+  /// Layer i (at or after first_dense_layers) is MoE when (i + layer_offset) % layer_freq == 0:
+  /// DeepSeek uses offset 0 (moe_layer_freq), Qwen-MoE offset 1 (decoder_sparse_step).
+  int64_t layer_freq = 1;
+  int64_t layer_offset = 0;
+  std::vector<int64_t> dense_layers;  ///< layers forced dense (Qwen-MoE mlp_only_layers)
+  bool router_bias = false;           ///< a per-expert bias in the router (DeepSeek-V3)
+  bool shared_gate = false;           ///< a sigmoid gate on the shared expert (Qwen2-MoE)
 };
 
 /// Multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank == 0 means not used.
@@ -57,6 +62,7 @@ struct ModelSpec {
   MoeSpec moe;
   MlaSpec mla;
   int64_t max_context = 0;      ///< max_position_embeddings, 0 when unknown
+  int64_t sliding_window = 0;   ///< attention window of local layers, 0 when none
   int64_t declared_params = 0;  ///< a count the user or catalog stated, 0 when none
 
   bool IsMoe() const { return moe.experts > 0; }

@@ -83,6 +83,13 @@ class HfReader {
 
   bool failed() const { return failed_; }
 
+  /// Records that `name` was absent and transformers' default for the family applies.
+  void Defaulted(const char* name) const {
+    if (ctx_.defaults != nullptr && Find({name}) == nullptr) {
+      ctx_.defaults->push_back(path_ + "/" + name);
+    }
+  }
+
  private:
   static std::string Alternatives(std::initializer_list<const char*> names) {
     std::string s;
@@ -188,11 +195,14 @@ std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string
     m.kv_heads = r.Bool({"multi_query"}).value_or(true) ? 1 : m.heads;
   } else {
     m.kv_heads = r.Int({"num_key_value_heads", "num_kv_heads"}, false).value_or(m.heads);
+    if (r.Find({"num_key_value_heads", "num_kv_heads"}) == nullptr)
+      r.Defaulted("num_key_value_heads");
   }
 
   if (f != "falcon") {
     const auto inter = r.Int({"intermediate_size", "ffn_dim", "n_inner"}, !layer_norm);
     m.intermediate = inter.value_or(4 * m.hidden);
+    if (!inter) r.Defaulted("n_inner");
   }
   if (layer_norm && f != "falcon") {
     // GPT-2, GPTBigCode, OPT and BLOOM put biases on every projection.
@@ -224,6 +234,11 @@ std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string
   }
   if (f == "bloom") m.embedding_norm = true;
   m.tied_embeddings = r.Bool({"tie_word_embeddings"}).value_or(DefaultTied(f));
+  r.Defaulted("tie_word_embeddings");
+  // Sliding-window attention: Mistral v0.1 on every layer, Gemma 2 on every other layer; Qwen2
+  // configs carry a window that use_sliding_window (false) switches off.
+  const bool window_on = r.Bool({"use_sliding_window"}).value_or(true);
+  if (window_on) m.sliding_window = r.Int({"sliding_window"}, false, 1).value_or(0);
   m.max_context = r.Int({"max_position_embeddings", "n_positions", "seq_length"}, false, 1,
                         std::numeric_limits<int32_t>::max())
                       .value_or(0);
@@ -238,6 +253,13 @@ std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string
     m.moe.experts_per_token = r.Int({"num_experts_per_tok"}, true).value_or(0);
     m.moe.expert_intermediate = r.Int({"moe_intermediate_size"}, true).value_or(0);
     m.moe.layer_freq = r.Int({"decoder_sparse_step"}, false).value_or(1);
+    m.moe.layer_offset = 1;  // Qwen2MoeDecoderLayer: (layer_idx + 1) % decoder_sparse_step == 0
+    const auto only = c.find("mlp_only_layers");
+    if (only != c.end() && only->is_array() && only->size() <= 4096) {
+      for (const auto& i : *only) {
+        if (i.is_number_integer()) m.moe.dense_layers.push_back(i.get<int64_t>());
+      }
+    }
     const auto shared = r.Int({"shared_expert_intermediate_size"}, false, 0);
     if (shared && *shared > 0) {
       m.moe.shared_experts = 1;

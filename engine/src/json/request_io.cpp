@@ -3,6 +3,7 @@
 // result can show each assumption; every problem is collected with its JSON pointer.
 #include "json/request_io.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "gpuplan/gguf.h"
@@ -15,6 +16,11 @@ namespace {
 constexpr int64_t kBig = int64_t{1} << 40;
 constexpr int64_t kMaxSeq = int64_t{1} << 24;  // 16M tokens
 constexpr int64_t kMaxGpus = 1 << 20;
+
+// A field the request gave that this purpose or format does not use.
+Note Unused(const std::string& path, const std::string& why) {
+  return Note{"field_unused", {}, path + " " + why, path};
+}
 
 const char* KindName(WorkloadKind k) {
   switch (k) {
@@ -211,26 +217,44 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
     if (r.Has(key) && kind) {
       r.Accept(key);
       out->warnings.push_back(
-          Note{"field_unused",
-               {},
-               r.PathOf(key) + " is not used by a " + KindName(w.kind) + " workload"});
+          Unused(r.PathOf(key), std::string("is not used by a ") + KindName(w.kind) + " workload"));
     }
   }
   if (!w.IsPeft()) {
     for (const char* key : {"lora_rank", "lora_targets"}) {
       if (r.Has(key) && training) {
         r.Accept(key);
-        out->warnings.push_back(
-            Note{"field_unused", {}, r.PathOf(key) + " is used only by lora and qlora"});
+        out->warnings.push_back(Unused(r.PathOf(key), "is used only by lora and qlora"));
       }
     }
   }
   r.RejectUnknown();
-  if (w.global_batch > 0 && r.Has("grad_accum") &&
-      w.global_batch % (w.micro_batch * w.grad_accum) != 0) {
+}
+
+// global_batch = micro_batch x grad_accum x data-parallel ranks (the contract). Given without
+// grad_accum, it sets grad_accum; given with it, the three must agree.
+void ReconcileGlobalBatch(const ReadContext& ctx, ParsedRequest* out) {
+  Workload& w = out->request.workload;
+  if (!w.IsTraining() || w.global_batch == 0) return;
+  const int64_t dp = std::max<int64_t>(1, out->request.parallel.Dp());
+  const int64_t per_accum = w.micro_batch * dp;
+  auto& defaults = out->defaults_applied;
+  const bool accum_given =
+      std::find(defaults.begin(), defaults.end(), "/workload/grad_accum") == defaults.end();
+  if (accum_given) {
+    if (w.global_batch != per_accum * w.grad_accum) {
+      ctx.Error("inconsistent", "/workload/global_batch",
+                "must equal micro_batch x grad_accum x data-parallel ranks (" +
+                    std::to_string(per_accum * w.grad_accum) + "), got " +
+                    std::to_string(w.global_batch));
+    }
+  } else if (w.global_batch % per_accum != 0) {
     ctx.Error("inconsistent", "/workload/global_batch",
-              "must be a multiple of micro_batch x grad_accum (" +
-                  std::to_string(w.micro_batch * w.grad_accum) + ")");
+              "must be a multiple of micro_batch x data-parallel ranks (" +
+                  std::to_string(per_accum) + "), got " + std::to_string(w.global_batch));
+  } else {
+    w.grad_accum = w.global_batch / per_accum;
+    out->normalized["workload"]["grad_accum"] = w.grad_accum;
   }
 }
 
@@ -280,23 +304,20 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   } else if (r.Has("group_size")) {
     r.Int("group_size", 8, 1 << 16);
     out->warnings.push_back(
-        Note{"field_unused",
-             {},
-             "/precision/group_size applies to the group-quantised 4-bit formats only"});
+        Unused("/precision/group_size", "applies to the group-quantised 4-bit formats only"));
   }
   if (wf == WeightFormat::kNf4) {
     req.precision.quant.double_quant = r.BoolOr("double_quant", true);
   } else if (r.Has("double_quant")) {
     r.Bool("double_quant");
-    out->warnings.push_back(
-        Note{"field_unused", {}, "/precision/double_quant applies to nf4 only"});
+    out->warnings.push_back(Unused("/precision/double_quant", "applies to nf4 only"));
   }
   if (!IsFloatTrainable(wf) && !IsGguf(wf)) {
     req.precision.quantize_lm_head = r.BoolOr("quantize_lm_head", false);
   } else if (r.Has("quantize_lm_head")) {
     r.Bool("quantize_lm_head");
-    out->warnings.push_back(Note{
-        "field_unused", {}, "/precision/quantize_lm_head applies to int8 and the 4-bit formats"});
+    out->warnings.push_back(
+        Unused("/precision/quantize_lm_head", "applies to int8 and the 4-bit formats"));
   }
   if (req.workload.IsPeft()) {
     req.precision.adapters_fp32 = r.EnumOr("adapters", "fp32", {"fp32", "bf16"}) == "fp32";
@@ -504,10 +525,11 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
     }
   } else if (top.Has("optimizer")) {
     top.Accept("optimizer");
-    out->warnings.push_back(Note{"field_unused", {}, "/optimizer is not used by inference"});
+    out->warnings.push_back(Unused("/optimizer", "is not used by inference"));
   }
   ReadTechniques(top.Raw("memory_techniques"), ctx, out);
   ReadParallel(top.Raw("parallel"), ctx, out);
+  ReconcileGlobalBatch(ctx, out);
   const double headroom = top.NumberOr("headroom", 0.2, 0, 10);
   req.headroom = headroom;
   out->normalized["headroom"] = headroom;

@@ -28,7 +28,9 @@ Json Notes(const std::vector<Note>& notes) {
   for (const auto& n : notes) {
     Json params = Json::object();
     for (const auto& [k, v] : n.params) params[k] = v;
-    out.push_back({{"code", n.code}, {"params", params}, {"message", n.message}});
+    Json note = {{"code", n.code}, {"params", params}, {"message", n.message}};
+    if (!n.path.empty()) note["path"] = n.path;
+    out.push_back(std::move(note));
   }
   return out;
 }
