@@ -134,12 +134,7 @@ std::optional<int64_t> Fields::Int(const char* key, int64_t min, int64_t max) {
 }
 
 int64_t Fields::IntOr(const char* key, int64_t fallback, int64_t min, int64_t max) {
-  if (!Has(key)) {
-    seen_.insert(key);
-    Default(key, fallback);
-    return fallback;
-  }
-  return Int(key, min, max).value_or(fallback);
+  return ValueOr(key, fallback, [&] { return Int(key, min, max); });
 }
 
 std::optional<double> Fields::Number(const char* key, double min, double max) {
@@ -161,12 +156,7 @@ std::optional<double> Fields::Number(const char* key, double min, double max) {
 }
 
 double Fields::NumberOr(const char* key, double fallback, double min, double max) {
-  if (!Has(key)) {
-    seen_.insert(key);
-    Default(key, fallback);
-    return fallback;
-  }
-  return Number(key, min, max).value_or(fallback);
+  return ValueOr(key, fallback, [&] { return Number(key, min, max); });
 }
 
 std::optional<bool> Fields::Bool(const char* key) {
@@ -181,12 +171,7 @@ std::optional<bool> Fields::Bool(const char* key) {
 }
 
 bool Fields::BoolOr(const char* key, bool fallback) {
-  if (!Has(key)) {
-    seen_.insert(key);
-    Default(key, fallback);
-    return fallback;
-  }
-  return Bool(key).value_or(fallback);
+  return ValueOr(key, fallback, [&] { return Bool(key); });
 }
 
 std::optional<std::string> Fields::String(const char* key, size_t max_len) {
@@ -228,12 +213,7 @@ std::optional<std::string> Fields::Enum(const char* key,
 
 std::string Fields::EnumOr(const char* key, const std::string& fallback,
                            std::initializer_list<const char*> allowed) {
-  if (!Has(key)) {
-    seen_.insert(key);
-    Default(key, fallback);
-    return fallback;
-  }
-  return Enum(key, allowed).value_or(fallback);
+  return ValueOr(key, fallback, [&] { return Enum(key, allowed); });
 }
 
 void Fields::RejectUnknown() {

@@ -68,6 +68,17 @@ class Fields {
   void Default(const char* key, const Json& value);
 
  private:
+  /// The member read by `read` when present, else `fallback`, recorded as a default.
+  template <typename T, typename Read>
+  T ValueOr(const char* key, const T& fallback, Read read) {
+    if (!Has(key)) {
+      seen_.insert(key);
+      Default(key, fallback);
+      return fallback;
+    }
+    return read().value_or(fallback);
+  }
+
   const Json* Member(const char* key);
   void Put(const char* key, const Json& value);
 
