@@ -3,7 +3,7 @@
 # Safe to run again. Uses sudo when not root.
 set -euo pipefail
 
-packages=(cmake g++ make nlohmann-json3-dev libgtest-dev clang-format)
+packages=(cmake g++ make nlohmann-json3-dev libgtest-dev libbenchmark-dev clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

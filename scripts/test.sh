@@ -11,8 +11,11 @@ scripts/check-format.sh
 
 echo "== native-release: accuracy report"
 cmake --preset native-release >/dev/null
-cmake --build --preset native-release -j"$(nproc)" --target gpuplan_cli
+cmake --build --preset native-release -j"$(nproc)" --target gpuplan_cli gpuplan_bench
 build/native-release/bin/gpuplan validate tests/reference/memory_cases.json
+
+echo "== native-release: benchmark (figures, no thresholds)"
+build/native-release/gpuplan_bench --benchmark_min_time=0.05
 
 echo "== native-debug (ASan + UBSan): every test"
 cmake --preset native-debug >/dev/null

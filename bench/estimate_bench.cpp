@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// How long one estimate takes, natively: the page re-estimates on every keystroke, so this is
+// the number that must stay far below a frame (16 ms). Prints figures; asserts nothing.
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "embedded_catalog.h"
+#include "gpuplan/api.h"
+
+namespace {
+
+const gpuplan::Engine& SharedEngine() {
+  static const gpuplan::Engine engine(gpuplan::EmbeddedGpusJson(), gpuplan::EmbeddedModelsJson());
+  return engine;
+}
+
+void BM_LoadCatalog(benchmark::State& state) {
+  for (auto _ : state) {
+    gpuplan::Engine engine(gpuplan::EmbeddedGpusJson(), gpuplan::EmbeddedModelsJson());
+    benchmark::DoNotOptimize(engine.CatalogOk());
+  }
+}
+BENCHMARK(BM_LoadCatalog);
+
+void BM_EstimateLoraPreset(benchmark::State& state) {
+  // The contract's example: LoRA on Llama 3.1 8B over 8 H100s, levers included.
+  const std::string request = R"({"model": {"preset": "llama-3.1-8b"},
+    "workload": {"kind": "lora", "micro_batch": 4, "seq_len": 4096, "grad_accum": 8},
+    "parallel": {"gpus": 8, "zero": 2}, "gpu": "h100-sxm-80gb"})";
+  for (auto _ : state) benchmark::DoNotOptimize(SharedEngine().Estimate(request));
+}
+BENCHMARK(BM_EstimateLoraPreset);
+
+void BM_EstimateDeepSeekServing(benchmark::State& state) {
+  // MoE + MLA with pipeline stages: the most per-layer work the engine does (GGUF-free).
+  const std::string request = R"({"model": {"preset": "deepseek-v3"},
+    "workload": {"kind": "inference", "prompt_tokens": 8192, "concurrency": 64},
+    "parallel": {"gpus": 16, "tp": 8, "pp": 2}, "precision": {"weights": "fp8"},
+    "gpu": "h200-sxm-141gb"})";
+  for (auto _ : state) benchmark::DoNotOptimize(SharedEngine().Estimate(request));
+}
+BENCHMARK(BM_EstimateDeepSeekServing);
+
+void BM_EstimateGgufLlama70B(benchmark::State& state) {
+  const std::string request = R"({"model": {"preset": "llama-3.1-70b"},
+    "workload": {"kind": "inference"}, "precision": {"weights": "gguf_q4_k_m"},
+    "gpu": "rtx-4090-24gb", "parallel": {"gpus": 2, "pp": 2}})";
+  for (auto _ : state) benchmark::DoNotOptimize(SharedEngine().Estimate(request));
+}
+BENCHMARK(BM_EstimateGgufLlama70B);
+
+}  // namespace
+
+BENCHMARK_MAIN();
