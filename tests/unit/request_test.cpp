@@ -81,6 +81,8 @@ TEST(Request, DefaultsAreListed) {
   EXPECT_TRUE(has("/workload/prompt_tokens"));
   EXPECT_TRUE(has("/parallel/gpus"));
   EXPECT_EQ(r["request_normalized"]["headroom"], 0.2);
+  // Every result names the catalog that produced it (for share links).
+  EXPECT_EQ(r["catalog_version"], ShippedEngine().CatalogVersion());
   EXPECT_EQ(r["request_normalized"]["precision"]["weights"], "bf16");
 }
 
@@ -222,8 +224,13 @@ TEST(Request, CatalogErrorsCarryTheirPath) {
        "board_power_w": 300},
       {"id": "a", "name": "A2", "vendor": "nvidia", "memory_gib": 80,
        "mem_bandwidth_gb_per_s": -5, "bf16_dense_tflops": 100, "board_power_w": 300,
-       "colour": "green"}]})",
-                   R"({"schema_version": 1, "models": []})");
+       "colour": "green"},
+      {"id": "b", "name": "B", "vendor": "nvidia", "memory_gib": 80,
+       "mem_bandwidth_gb_per_s": 2000, "bf16_dense_tflops": 100, "board_power_w": 300},
+      {"id": "b", "name": "B again", "vendor": "nvidia", "memory_gb": 80,
+       "mem_bandwidth_gb_per_s": 2000, "bf16_dense_tflops": 100, "board_power_w": 300}]})",
+                   R"({"schema_version": 1, "models": [{"id": "m", "name": "M",
+      "hf_config": {"model_type": "llama", "hidden_size": 64}}]})");
   EXPECT_FALSE(bad.CatalogOk());
   const Json env = Json::parse(bad.Estimate(Minimal().dump()));
   std::vector<std::string> paths = Paths(env);
@@ -233,11 +240,8 @@ TEST(Request, CatalogErrorsCarryTheirPath) {
   EXPECT_TRUE(has("/gpus/0/bf16_dense_tflops"));  // bf16 below fp32
   EXPECT_TRUE(has("/gpus/1/mem_bandwidth_gb_per_s"));
   EXPECT_TRUE(has("/gpus/1/colour"));
-}
-
-TEST(Request, ShippedCatalogLoadsClean) {
-  EXPECT_TRUE(ShippedEngine().CatalogOk());
-  EXPECT_FALSE(ShippedEngine().CatalogVersion().empty());
+  EXPECT_TRUE(has("/gpus/3/id"));  // duplicate id
+  EXPECT_TRUE(has("/models/0/hf_config/num_hidden_layers"));
 }
 
 }  // namespace

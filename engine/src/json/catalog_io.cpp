@@ -84,9 +84,13 @@ std::optional<GpuSpec> GpuFromJson(const Json& card, const std::string& path,
   const auto require = [&](const char* key) {
     if (!r.Has(key)) ctx.Error("missing_field", r.PathOf(key), "is required for a card");
   };
-  for (const char* key :
-       {"id", "name", "vendor", "mem_bandwidth_gb_per_s", "bf16_dense_tflops", "board_power_w"}) {
+  for (const char* key : {"id", "name", "vendor", "mem_bandwidth_gb_per_s", "board_power_w"}) {
     require(key);
+  }
+  // Volta and Turing have fp16 tensor cores but no bf16: one of the two is enough.
+  if (!r.Has("bf16_dense_tflops") && !r.Has("fp16_dense_tflops")) {
+    ctx.Error("missing_field", r.PathOf("bf16_dense_tflops"),
+              "is required (or fp16_dense_tflops for a card without bf16 units)");
   }
   g.id = r.String("id", 64).value_or("");
   if (r.Has("id") && !g.id.empty() && !IsKebabId(g.id)) {
@@ -114,6 +118,10 @@ std::optional<GpuSpec> GpuFromJson(const Json& card, const std::string& path,
   if (g.fp32_flops > 0 && g.bf16_flops > 0 && g.bf16_flops < g.fp32_flops) {
     ctx.Error("inconsistent", r.PathOf("bf16_dense_tflops"),
               "is below fp32_tflops: a dense bf16 tensor-core figure is never below fp32");
+  }
+  if (g.fp32_flops > 0 && g.fp16_flops > 0 && g.fp16_flops < g.fp32_flops) {
+    ctx.Error("inconsistent", r.PathOf("fp16_dense_tflops"),
+              "is below fp32_tflops: a dense fp16 tensor-core figure is never below fp32");
   }
   g.board_power_w = r.Number("board_power_w", 1, 5000).value_or(0);
   g.form_factor =
@@ -196,6 +204,7 @@ LoadedCatalog LoadCatalog(std::string_view gpus_text, std::string_view models_te
           r.Number("params_published", 1e6, 1e14);
           preset.params_published = pub->is_number() ? pub->get<double>() : 0;
         }
+        preset.params_published_rounded = r.Bool("params_published_rounded").value_or(false);
         r.Accept("notes");
         const Json* hf = r.Raw("hf_config");
         r.RejectUnknown();

@@ -18,7 +18,8 @@ struct ModelPreset {
   std::string id;
   std::string name;
   ModelSpec spec;
-  double params_published = 0;  ///< 0 when the catalog has none
+  double params_published = 0;            ///< 0 when the catalog has none
+  bool params_published_rounded = false;  ///< only a rounded figure ("7B") is published
 };
 
 /// A parsed, validated catalog plus its JSON text for `gpuplan catalog`.

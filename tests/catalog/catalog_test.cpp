@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+// The shipped catalog through the engine's own loader, plus the cross-field rules a JSON
+// Schema cannot state. Published parameter counts are the catalog's own cited figures.
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "embedded_catalog.h"
+#include "gpuplan/units.h"
+#include "json/catalog_io.h"
+
+namespace gpuplan {
+namespace {
+
+using Json = nlohmann::json;
+
+json_io::LoadedCatalog Shipped(Diagnostics* errors) {
+  return json_io::LoadCatalog(EmbeddedGpusJson(), EmbeddedModelsJson(), errors);
+}
+
+Json ShippedGpusJson() { return Json::parse(EmbeddedGpusJson())["gpus"]; }
+
+TEST(Catalog, LoadsWithoutAProblem) {
+  Diagnostics errors;
+  const auto cat = Shipped(&errors);
+  for (const auto& e : errors) ADD_FAILURE() << e.path << ": " << e.message;
+  EXPECT_FALSE(cat.version.empty());
+  // Issue #3: at least 35 accelerators and 30 model presets.
+  EXPECT_GE(cat.gpus.size(), 35u);
+  EXPECT_GE(cat.models.size(), 30u);
+}
+
+TEST(Catalog, EveryPresetMatchesItsPublishedCount) {
+  // Within 0.5% of the figure the catalog cites; a publisher that only gives a rounded figure
+  // ("7B" for 6.74B) is held to 10%.
+  Diagnostics errors;
+  const auto cat = Shipped(&errors);
+  for (const auto& p : cat.models) {
+    if (p.params_published <= 0) continue;
+    const double derived = static_cast<double>(CountParams(p.spec).total);
+    const double tolerance = p.params_published_rounded ? 0.10 : 0.005;
+    EXPECT_NEAR(derived / p.params_published, 1.0, tolerance)
+        << p.id << ": derived " << derived << ", published " << p.params_published;
+  }
+}
+
+TEST(Catalog, DenseFiguresAreOrderedAsTheHardwareIs) {
+  // Lower precision never computes slower on the same tensor cores: fp4 >= fp8 >= bf16 >= tf32
+  // and int8 >= bf16. A violation usually means a sparse figure slipped in as dense.
+  for (const auto& g : ShippedGpusJson()) {
+    const std::string id = g["id"];
+    const auto get = [&g](const char* k) { return g.contains(k) ? g[k].get<double>() : 0.0; };
+    // Cards without bf16 units (Volta, Turing) are ranked on their fp16 tensor figure.
+    const double bf16 =
+        get("bf16_dense_tflops") > 0 ? get("bf16_dense_tflops") : get("fp16_dense_tflops");
+    if (get("tf32_dense_tflops") > 0) {
+      EXPECT_LE(get("tf32_dense_tflops"), bf16) << id;
+    }
+    if (get("fp8_dense_tflops") > 0) {
+      EXPECT_GE(get("fp8_dense_tflops"), bf16) << id;
+    }
+    if (get("int8_dense_tops") > 0) {
+      EXPECT_GE(get("int8_dense_tops"), bf16) << id;
+    }
+    if (get("fp4_dense_tflops") > 0) {
+      EXPECT_GE(get("fp4_dense_tflops"), get("fp8_dense_tflops")) << id;
+    }
+    EXPECT_GE(bf16, get("fp32_tflops")) << id;
+  }
+}
+
+TEST(Catalog, EveryCardIsSourcedAndNamedWithItsMemory) {
+  std::set<std::string> ids;
+  for (const auto& g : ShippedGpusJson()) {
+    const std::string id = g["id"];
+    EXPECT_TRUE(ids.insert(id).second) << "duplicate " << id;
+    ASSERT_TRUE(g.contains("sources")) << id;
+    for (const char* k : {"memory", "bandwidth", "compute", "power"}) {
+      EXPECT_TRUE(g["sources"].contains(k)) << id << " has no source for " << k;
+    }
+    // The name carries the memory size ("NVIDIA H100 SXM 80GB"), as the id does.
+    const double memory = g.contains("memory_gib") ? g["memory_gib"].get<double>()
+                                                   : g["memory_gb"].get<double>();
+    const std::string size = std::to_string(static_cast<int>(std::lround(memory)));
+    const std::string name = g["name"];
+    EXPECT_NE(name.find(size), std::string::npos) << id << ": " << name;
+    EXPECT_NE(id.find(size), std::string::npos) << id;
+    if (g.contains("price") && !g["price"].is_null()) {
+      EXPECT_TRUE(g["price"].contains("as_of")) << id;
+      EXPECT_TRUE(g["price"].value("indicative", false)) << id << ": prices are indicative";
+    }
+  }
+}
+
+TEST(Catalog, ContractIdsExist) {
+  // CONTRACT.md's example request names these ids.
+  Diagnostics errors;
+  const auto cat = Shipped(&errors);
+  EXPECT_NE(cat.FindGpu("h100-sxm-80gb"), nullptr);
+  EXPECT_NE(cat.FindGpu("a100-sxm-80gb"), nullptr);
+  EXPECT_NE(cat.FindModel("llama-3.1-8b"), nullptr);
+  EXPECT_EQ(cat.FindGpu("h100-sxm-80gb")->name, "NVIDIA H100 SXM 80GB");
+}
+
+}  // namespace
+}  // namespace gpuplan

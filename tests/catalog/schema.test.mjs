@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// The shipped catalog files against their JSON Schemas, with a real validator (ajv, draft
+// 2020-12), and the schemas against bad entries they must reject.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import Ajv2020 from 'ajv/dist/2020.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const load = (rel) => JSON.parse(readFileSync(path.join(root, rel), 'utf8'));
+
+function validator(schemaFile) {
+  // strictRequired would refuse the memory_gib / memory_gb oneOf, whose branches only require.
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });
+  return ajv.compile(load(schemaFile));
+}
+
+function explain(validate) {
+  return (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`).join('\n');
+}
+
+test('catalog/gpus.json matches gpus.schema.json', () => {
+  const validate = validator('catalog/schema/gpus.schema.json');
+  const ok = validate(load('catalog/gpus.json'));
+  assert.ok(ok, explain(validate));
+});
+
+test('catalog/models.json matches models.schema.json', () => {
+  const validate = validator('catalog/schema/models.schema.json');
+  const ok = validate(load('catalog/models.json'));
+  assert.ok(ok, explain(validate));
+});
+
+test('the gpu schema rejects what the engine rejects', () => {
+  const validate = validator('catalog/schema/gpus.schema.json');
+  const card = load('catalog/gpus.json').gpus[0];
+  const doc = (c) => ({ schema_version: 1, catalog_version: 't', gpus: [c] });
+  assert.ok(validate(doc(card)), explain(validate));
+  const bad = [
+    { ...card, colour: 'green' },                       // unknown field
+    { ...card, memory_gb: 80 },                          // both memory units
+    { ...card, mem_bandwidth_gb_per_s: -5 },             // out of physical range
+    { ...card, id: 'H100 SXM' },                         // not kebab-case
+    { ...card, vendor: 'acme' },                         // not a known vendor
+    (({ board_power_w, ...rest }) => rest)(card),        // missing required figure
+    (({ bf16_dense_tflops, fp16_dense_tflops, ...rest }) => rest)(card),  // no 16-bit figure
+  ];
+  for (const c of bad) assert.equal(validate(doc(c)), false, JSON.stringify(c).slice(0, 80));
+});
