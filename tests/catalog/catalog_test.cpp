@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 // The shipped catalog through the engine's own loader, plus the cross-field rules a JSON
 // Schema cannot state. Published parameter counts are the catalog's own cited figures.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "embedded_catalog.h"
 #include "gpuplan/units.h"
@@ -84,8 +84,8 @@ TEST(Catalog, EveryCardIsSourcedAndNamedWithItsMemory) {
       EXPECT_TRUE(g["sources"].contains(k)) << id << " has no source for " << k;
     }
     // The name carries the memory size ("NVIDIA H100 SXM 80GB"), as the id does.
-    const double memory = g.contains("memory_gib") ? g["memory_gib"].get<double>()
-                                                   : g["memory_gb"].get<double>();
+    const double memory =
+        g.contains("memory_gib") ? g["memory_gib"].get<double>() : g["memory_gb"].get<double>();
     const std::string size = std::to_string(static_cast<int>(std::lround(memory)));
     const std::string name = g["name"];
     EXPECT_NE(name.find(size), std::string::npos) << id << ": " << name;
