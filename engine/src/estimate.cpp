@@ -186,6 +186,37 @@ void ExplainMemory(const Request& r, const ParamCounts& c, Estimate* e) {
       {"seed 000: leave about two tenths on top for input-length swings and temporary peaks"}};
   x["/memory/capacity_bytes"] = {"the card's memory", {{"memory_bytes", r.gpu.memory_bytes}}, {}};
   x["/memory/fits"] = {"total_with_headroom_bytes <= capacity_bytes", {}, {}};
+  x["/memory/allocated_bytes"] = {
+      "total_bytes - runtime: what torch.cuda.max_memory_allocated() would report", {}, {}};
+  x["/memory/offloaded_bytes_per_gpu"] = {
+      "optimizer states, master copy, parameters, gradients or activations kept in host memory "
+      "(offload), and paged 8-bit Adam states in CUDA unified memory",
+      {},
+      {}};
+  x["/memory/bytes_per_parameter"] = {
+      "total_bytes x gpus / params_total",
+      {{"gpus", D(p.gpus)}, {"params_total", D(c.total)}},
+      {"seed 003: full training lands in the teens, parameter-efficient fine-tuning in single "
+       "digits, inference a few times the weights"}};
+  const ModelSpec& m = r.model;
+  x["/model/params_total"] = {
+      "embedding (+ learned positions) + lm_head (0 when tied) + final norm + layers x (attention "
+      "+ MLP or experts + norms + biases)",
+      {{"embedding", D(c.embedding)},
+       {"lm_head", D(c.lm_head)},
+       {"dense_layers", D(c.dense_layers)},
+       {"dense_layer_params", D(c.dense_layer.Total())},
+       {"moe_layers", D(c.moe_layers)},
+       {"moe_layer_params", D(c.moe_layer.Total())}},
+      {m.IsMla() ? "attention: multi-head latent attention (q_a, q_b, kv_a, kv_b, o)"
+                 : "attention: q, o of heads x head_dim; k, v of kv_heads x head_dim",
+       m.mlp == MlpKind::kGated ? "MLP: gate, up, down" : "MLP: up, down"}};
+  x["/model/params_active"] = {
+      "params_total - MoE layers x (experts - experts_per_token) x one expert's parameters",
+      {{"experts", D(m.moe.experts)},
+       {"experts_per_token", D(m.moe.experts_per_token)},
+       {"expert_params", D(c.moe_layer.expert_one)}},
+      {}};
 }
 
 double HostRam(const Request& r, const Estimate& e, Estimate* out) {

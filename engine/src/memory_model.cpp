@@ -80,15 +80,6 @@ GpuParams ParamsOnGpu(const ModelSpec& m, const ParamCounts& c, const Parallel& 
   return g;
 }
 
-// Gradient and optimizer bytes per trainable parameter.
-struct TrainBytes {
-  double weight = 2;
-  double grad = 2;
-  double master = 4;
-  double optimizer = 8;
-  bool paged = false;
-};
-
 double OptimizerStateBytes(Optimizer o, int64_t hidden) {
   switch (o) {
     case Optimizer::kAdam:
