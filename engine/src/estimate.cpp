@@ -250,17 +250,170 @@ double HostRam(const Request& r, const Estimate& e, Estimate* out) {
   return total;
 }
 
+// A layout whose data-parallel degree would be 0 (gpus < tp x pp x cp) is infeasible; keep its
+// arithmetic defined so the memory figures still come out.
+Parallel SafeLayout(const Parallel& p) {
+  Parallel safe = p;
+  if (safe.Dp() < 1) safe.gpus = safe.tp * safe.pp * safe.cp;
+  return safe;
+}
+
+MemoryResult MemoryOf(const Request& r, const ParamCounts& c) {
+  const Parallel safe = SafeLayout(r.parallel);
+  const MemoryInput in{r.model,      c,    r.workload, r.precision, r.optimizer,
+                       r.techniques, safe, r.gpu,      r.runtime};
+  return EstimateMemory(in);
+}
+
+void AddTraining(const Request& r, Estimate* e) {
+  e->has_training = true;
+  Request safe = r;
+  safe.parallel = SafeLayout(r.parallel);
+  const TrainingPerf& t = e->training = EstimateTraining(safe, e->params);
+  const Efficiencies eff = DefaultEfficiencies(r.gpu);
+  auto& x = e->explain;
+  const std::string base = "/performance/training/";
+  x[base + "flops_per_token"] = {
+      "(6, or 4 for LoRA/QLoRA's frozen base) x N + 6 x adapters + 6 x layers x seq_len x (q + o "
+      "widths); N = active parameters in matmuls (the tied head counts, the lookup does not)",
+      {{"matmul_params", t.flops.matmul_params},
+       {"hardware_flops_per_token", t.flops.hardware_per_token}},
+      {"recomputation is not counted here (it is in hardware_flops_per_token)",
+       "causal attention counted in full, as llm-foundry's MFU does"}};
+  x[base + "tokens_per_s"] = {
+      "tokens per step / step time; step = compute + pipeline bubble + tensor-parallel "
+      "all-reduces + data-parallel traffic not hidden behind compute",
+      {{"compute_s", t.compute_s},
+       {"bubble_s", t.bubble_s},
+       {"tp_comm_s", t.tp_comm_s},
+       {"dp_comm_s", t.dp_comm_s},
+       {"dp_exposed_s", t.dp_exposed_s},
+       {"step_s", t.step_s},
+       {"tokens_per_step", t.tokens_per_step},
+       {"peak_flops", t.peak_flops},
+       {"efficiency", t.efficiency},
+       {"dp_bandwidth_bytes_per_s", t.dp_bandwidth},
+       {"tp_bandwidth_bytes_per_s", t.tp_bandwidth}},
+      {"compute efficiency: " + eff.basis,
+       "data-parallel buckets overlap the backward pass (all of compute under ZeRO-3)",
+       "links run at 80% of their rated bandwidth (NCCL bus bandwidth)",
+       t.dp_crosses_nodes ? "data parallelism crosses nodes: the inter-node network carries it"
+                          : "data parallelism stays inside one node"}};
+  x[base + "mfu"] = {"flops_per_token x tokens_per_s / (gpus x dense bf16 peak)", {}, {}};
+  x[base + "scaling_efficiency"] = {"compute time / step time", {}, {}};
+  x[base + "time_s"] = {"workload.tokens / tokens_per_s", {{"tokens", t.tokens}}, {}};
+  x[base + "gpu_hours"] = {"time_s x gpus / 3600", {}, {}};
+}
+
+bool FitsAt(const Request& r, const Estimate& e, int64_t concurrency) {
+  Request q = r;
+  q.workload.concurrency = concurrency;
+  const MemoryResult m = MemoryOf(q, e.params);
+  return m.per_gpu.Total() * (1 + r.headroom) <= r.gpu.memory_bytes;
+}
+
+void AddServing(const Request& r, Estimate* e) {
+  e->has_serving = true;
+  Request safe = r;
+  safe.parallel = SafeLayout(r.parallel);
+  const double weights = e->memory.per_gpu.weights;
+  const auto kv_it = e->memory.detail.find("kv_cache.bytes_per_token");
+  const double kv_token = kv_it == e->memory.detail.end() ? 0 : kv_it->second;
+  const auto at = [&](int64_t c) {
+    return EstimateInference(safe, e->params, c, weights, kv_token);
+  };
+  ServingEstimate& s = e->serving;
+  s.at_request = at(r.workload.concurrency);
+  const double ttft_target = r.constraints.ttft_ms / 1e3;
+  const double tpot_target = r.constraints.tpot_ms / 1e3;
+  const auto meets = [&](const InferencePerf& p) {
+    return (ttft_target <= 0 || p.ttft_s <= ttft_target) &&
+           (tpot_target <= 0 || p.tpot_s <= tpot_target);
+  };
+  s.meets_targets = meets(s.at_request);
+  // Memory and latency both grow with concurrency, so the largest acceptable one is found by
+  // doubling, then bisecting.
+  const auto ok = [&](int64_t c) {
+    return e->infeasible.empty() || e->infeasible[0].code == "exceeds_memory"
+               ? FitsAt(safe, *e, c) && meets(at(c))
+               : false;
+  };
+  int64_t lo = 0;
+  int64_t hi = 1;
+  constexpr int64_t kMax = int64_t{1} << 20;
+  while (hi <= kMax && ok(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  while (hi - lo > 1 && lo < kMax) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (ok(mid) ? lo : hi) = mid;
+  }
+  s.max_concurrency = lo;
+  s.max_throughput_tokens_per_s = lo > 0 ? at(lo).decode_tokens_per_s_total : 0;
+  const InferencePerf& p = s.at_request;
+  const Efficiencies eff = DefaultEfficiencies(r.gpu);
+  auto& x = e->explain;
+  const std::string base = "/performance/inference/";
+  x[base + "tpot_ms"] = {
+      "max(bytes read per step / (bandwidth x efficiency), FLOPs per step / (peak x efficiency)) "
+      "+ two tensor-parallel all-reduces per layer; bytes = weights (MoE: the experts the batch "
+      "routes to) + the batch's KV cache at the average context",
+      {{"bytes_per_step", p.bytes_per_step},
+       {"flops_per_step", p.flops_per_step},
+       {"tp_comm_s", p.tp_comm_s},
+       {"bandwidth_efficiency", eff.decode_bandwidth},
+       {"compute_bound", p.compute_bound ? 1.0 : 0.0}},
+      {"decode efficiency: " + eff.basis}};
+  x[base + "ttft_ms"] = {
+      "prefill of one prompt: (2N x prompt + layers x prompt^2 x (q + o widths)) / tp / (peak x "
+      "efficiency) + its all-reduces; queueing not included",
+      {{"prompt_tokens", D(r.workload.prompt_tokens)}, {"prefill_efficiency", eff.prefill_compute}},
+      {}};
+  x[base + "max_concurrency"] = {
+      "largest number of sequences per replica whose memory fits with the headroom and whose "
+      "TTFT and TPOT meet the targets",
+      {{"ttft_target_ms", r.constraints.ttft_ms}, {"tpot_target_ms", r.constraints.tpot_ms}},
+      {}};
+  x[base + "decode_tokens_per_s_total"] = {"concurrency / TPOT", {}, {}};
+}
+
+void AddCost(const Request& r, Estimate* e) {
+  CostEstimate& c = e->cost;
+  const double price =
+      r.usd_per_gpu_hour >= 0 ? r.usd_per_gpu_hour : r.gpu.usd_per_hour.value_or(-1);
+  if (price < 0) return;
+  c.priced = true;
+  c.usd_per_gpu_hour = price;
+  c.usd_per_hour = price * D(r.parallel.gpus);
+  double tokens_per_s = 0;
+  if (e->has_training) {
+    c.usd_total = c.usd_per_hour * e->training.time_s / 3600;
+    tokens_per_s = e->training.tokens_per_s;
+  } else if (e->has_serving) {
+    tokens_per_s = e->serving.at_request.decode_tokens_per_s_total;
+  }
+  c.usd_per_million_tokens = tokens_per_s > 0 ? c.usd_per_hour / (tokens_per_s * 3600) * 1e6 : 0;
+  e->explain["/cost/usd_per_hour"] = {
+      "price per GPU-hour x gpus",
+      {{"usd_per_gpu_hour", price}},
+      {r.usd_per_gpu_hour >= 0 ? "the request's price"
+                               : "the catalog's indicative on-demand price"}};
+  e->explain["/cost/usd_per_million_tokens"] = {
+      e->has_training
+          ? "usd_per_hour / (training tokens per hour) x 10^6"
+          : "usd_per_hour / (output tokens per hour at the requested concurrency) x 10^6",
+      {},
+      {}};
+}
+
 }  // namespace
 
 Estimate EstimateSetup(const Request& r, bool with_levers) {
   Estimate e;
   e.params = CountParams(r.model);
   e.infeasible = CheckLayout(r.model, r.parallel);
-  Parallel safe = r.parallel;
-  if (safe.Dp() < 1) safe.gpus = safe.tp * safe.pp * safe.cp;  // keep the arithmetic defined
-  const MemoryInput in{r.model,      e.params, r.workload, r.precision, r.optimizer,
-                       r.techniques, safe,     r.gpu,      r.runtime};
-  e.memory = EstimateMemory(in);
+  e.memory = MemoryOf(r, e.params);
   e.capacity_bytes = r.gpu.memory_bytes;
   e.total_bytes = e.memory.per_gpu.Total();
   e.total_with_headroom_bytes = e.total_bytes * (1 + r.headroom);
@@ -296,6 +449,12 @@ Estimate EstimateSetup(const Request& r, bool with_levers) {
       "board power x GPUs in one node", {{"gpus_in_node", D(e.gpus_per_node_used)}}, boards_only};
   e.explain["/power/total_watts"] = {
       "board power x GPUs of the job", {{"gpus", D(r.parallel.gpus)}}, boards_only};
+  if (r.workload.IsTraining()) {
+    AddTraining(r, &e);
+  } else {
+    AddServing(r, &e);
+  }
+  AddCost(r, &e);
   if (with_levers) {
     e.levers = MemoryLevers(r, e.total_bytes);
     if (!e.fits && e.infeasible.size() == 1 && e.infeasible[0].code == "exceeds_memory") {

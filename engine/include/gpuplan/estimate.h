@@ -8,6 +8,7 @@
 #include "gpuplan/diagnostics.h"
 #include "gpuplan/levers.h"
 #include "gpuplan/memory_model.h"
+#include "gpuplan/perf_model.h"
 #include "gpuplan/request.h"
 
 namespace gpuplan {
@@ -17,6 +18,24 @@ struct PowerEstimate {
   double gpu_watts = 0;
   double node_watts = 0;
   double total_watts = 0;
+};
+
+/// What the job costs at the card's (or the request's) price per GPU-hour.
+struct CostEstimate {
+  bool priced = false;  ///< false when neither the catalog nor the request gives a price
+  double usd_per_gpu_hour = 0;
+  double usd_per_hour = 0;
+  double usd_total = 0;  ///< training: the whole run; serving: not defined (0)
+  double usd_per_million_tokens = 0;
+};
+
+/// Serving figures at the requested concurrency plus the largest one that fits and meets the
+/// latency targets.
+struct ServingEstimate {
+  InferencePerf at_request;
+  int64_t max_concurrency = 0;  ///< per replica; 0 when even one sequence does not fit
+  bool meets_targets = true;
+  double max_throughput_tokens_per_s = 0;  ///< decode tokens/s at max_concurrency
 };
 
 /// Everything `estimate` reports for one fixed setup.
@@ -30,6 +49,11 @@ struct Estimate {
   double host_ram_bytes = 0;  ///< per node
   int64_t gpus_per_node_used = 1;
   PowerEstimate power;
+  bool has_training = false;
+  TrainingPerf training;
+  bool has_serving = false;
+  ServingEstimate serving;
+  CostEstimate cost;
   std::vector<Note> infeasible;
   std::vector<Note> warnings;
   std::map<std::string, Explanation> explain;  ///< keyed by the result's JSON pointer

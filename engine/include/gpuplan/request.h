@@ -40,6 +40,7 @@ struct Request {
   HostSpec host;
   RuntimeOptions runtime;
   Constraints constraints;
+  double usd_per_gpu_hour = -1;  ///< price override (request's pricing); < 0 = the card's
 };
 
 }  // namespace gpuplan

@@ -175,7 +175,11 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
         r.IntOr("seq_len", max_ctx > 0 ? std::min<int64_t>(max_ctx, 4096) : 4096, 1, kMaxSeq);
     w.grad_accum = r.IntOr("grad_accum", 1, 1, 1 << 20);
     if (const auto gb = r.Int("global_batch", 1, kBig)) w.global_batch = *gb;
-    if (const auto tokens = r.Number("tokens", 1, 1e18)) w.tokens = *tokens;
+    // The run's length: Chinchilla's 20 tokens per parameter for pretraining (Hoffmann et al.
+    // 2022), a typical 100M-token supervised set for fine-tuning.
+    const double params = static_cast<double>(CountParams(out->request.model).total);
+    const bool pretrain = w.kind == WorkloadKind::kPretrain;
+    w.tokens = r.NumberOr("tokens", pretrain && params > 0 ? 20 * params : 1e8, 1, 1e18);
     if (w.IsPeft()) {
       w.lora_rank = r.IntOr("lora_rank", 16, 1, 1 << 16);
       w.lora_targets = ParseTargets(r.Raw("lora_targets"), &r, ctx, &norm);
@@ -536,6 +540,11 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
   ReadHost(top.Raw("host"), ctx, out);
   ReadRuntime(top.Raw("runtime"), ctx, out);
   ReadConstraints(top.Raw("constraints"), catalog, ctx, out);
+  if (const Json* pricing = top.Raw("pricing")) {
+    Fields p(pricing, "/pricing", ctx, &out->normalized["pricing"]);
+    req.usd_per_gpu_hour = p.Number("usd_per_gpu_hour", 0, 1e5).value_or(-1);
+    p.RejectUnknown();
+  }
   top.RejectUnknown();
   return errors->size() == before;
 }

@@ -83,6 +83,54 @@ Json ModelJson(const Request& r, const ParamCounts& c) {
   return j;
 }
 
+// Only the half of `performance` that fits the workload (the contract).
+Json PerformanceJson(const Estimate& e) {
+  Json out = Json::object();
+  if (e.has_training) {
+    const TrainingPerf& t = e.training;
+    out["training"] = {{"flops_per_token", t.flops.model_per_token},
+                       {"hardware_flops_per_token", t.flops.hardware_per_token},
+                       {"tokens_per_s", t.tokens_per_s},
+                       {"tokens_per_s_per_gpu", t.tokens_per_s_per_gpu},
+                       {"mfu", t.mfu},
+                       {"achieved_tflops_per_gpu", t.achieved_tflops_per_gpu},
+                       {"scaling_efficiency", t.scaling_efficiency},
+                       {"step_s", t.step_s},
+                       {"tokens", t.tokens},
+                       {"time_s", t.time_s},
+                       {"gpu_hours", t.gpu_hours}};
+  }
+  if (e.has_serving) {
+    const ServingEstimate& s = e.serving;
+    const InferencePerf& p = s.at_request;
+    out["inference"] = {{"prefill_tokens_per_s", p.prefill_tokens_per_s},
+                        {"decode_tokens_per_s_per_seq", p.decode_tokens_per_s_per_seq},
+                        {"decode_tokens_per_s_total", p.decode_tokens_per_s_total},
+                        {"ttft_ms", p.ttft_s * 1e3},
+                        {"tpot_ms", p.tpot_s * 1e3},
+                        {"bound", p.compute_bound ? "compute" : "memory"},
+                        {"max_concurrency", s.max_concurrency},
+                        {"max_throughput_tokens_per_s", s.max_throughput_tokens_per_s},
+                        {"meets_targets", s.meets_targets}};
+  }
+  return out;
+}
+
+// Without a price (the catalog's or the request's) the cost figures are null, never invented.
+Json CostJson(const Estimate& e) {
+  const CostEstimate& c = e.cost;
+  if (!c.priced) {
+    return {{"usd_per_gpu_hour", nullptr},
+            {"usd_per_hour", nullptr},
+            {"usd_total", nullptr},
+            {"usd_per_million_tokens", nullptr}};
+  }
+  return {{"usd_per_gpu_hour", c.usd_per_gpu_hour},
+          {"usd_per_hour", c.usd_per_hour},
+          {"usd_total", e.has_training ? Json(c.usd_total) : Json(nullptr)},
+          {"usd_per_million_tokens", c.usd_per_million_tokens}};
+}
+
 bool AllFinite(const Json& j) {
   if (j.is_number_float()) return std::isfinite(j.get<double>());
   if (j.is_structured()) {
@@ -146,6 +194,8 @@ Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
           {"model", ModelJson(r, e.params)},
           {"gpu", {{"id", r.gpu.id}, {"name", r.gpu.name}}},
           {"memory", memory},
+          {"performance", PerformanceJson(e)},
+          {"cost", CostJson(e)},
           {"power",
            {{"gpu_watts", e.power.gpu_watts},
             {"node_watts", e.power.node_watts},

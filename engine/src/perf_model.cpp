@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+// Roofline-style time model. Each constant that is not physics is an assumption or a fit; the
+// fits are on ../shared/dev-cases (tests/reference/perf_cases.json) and documented where they
+// are set, with their leave-one-group-out error in the README.
+#include "gpuplan/perf_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuplan/memory_model.h"
+#include "gpuplan/units.h"
+
+namespace gpuplan {
+namespace {
+
+double D(int64_t v) { return static_cast<double>(v); }
+
+// The dense peak the matmuls of a workload run at: the weights' compute type, falling back to
+// the card's best 16-bit units when it has no units for it (a warning says so).
+double MatmulPeak(const GpuSpec& g, WeightFormat w, bool training) {
+  const double half = g.bf16_flops > 0 ? g.bf16_flops : g.fp16_flops;
+  switch (w) {
+    case WeightFormat::kFp32:
+      return g.fp32_flops > 0 ? g.fp32_flops : half / 8;
+    case WeightFormat::kTf32:
+      return g.tf32_flops > 0 ? g.tf32_flops : (g.fp32_flops > 0 ? g.fp32_flops : half / 8);
+    case WeightFormat::kFp16:
+      return g.fp16_flops > 0 ? g.fp16_flops : half;
+    case WeightFormat::kFp8:
+      return g.fp8_flops > 0 ? g.fp8_flops : half;
+    default:
+      // Training on quantised bases and weight-only quantised serving compute in 16 bits.
+      (void)training;
+      return half;
+  }
+}
+
+double Bf16Peak(const GpuSpec& g) { return g.bf16_flops > 0 ? g.bf16_flops : g.fp16_flops; }
+
+double IntraNodeBandwidth(const GpuSpec& g) {
+  // A card without a stated link talks over PCIe 3 x16 (16 GB/s per direction).
+  return (g.intra_node_bytes_per_s > 0 ? g.intra_node_bytes_per_s : 16 * kGB) * kLinkEfficiency;
+}
+
+// A ring collective spanning nodes runs one ring per NIC, and each ring crosses a node
+// boundary once: the node's whole network carries it, forwarded inside the node over the GPU
+// links. Each GPU therefore sees min(its link, the node's network bandwidth).
+double InterNodeBandwidth(const GpuSpec& g) {
+  const double per_gpu = g.inter_node_bytes_per_s > 0
+                             ? g.inter_node_bytes_per_s
+                             : 12.5 * kGB / D(std::max<int64_t>(1, g.gpus_per_node));
+  const double node = per_gpu * D(std::max<int64_t>(1, g.gpus_per_node)) * kLinkEfficiency;
+  return std::min(IntraNodeBandwidth(g), node);
+}
+
+// Ring all-reduce of `bytes` over n ranks: a latency that grows with log2(n), then
+// 2 (n-1)/n x bytes through each rank's link.
+double AllReduceSeconds(double bytes, int64_t n, double bandwidth, bool pcie) {
+  if (n <= 1) return 0;
+  const double latency = (kAllReduceLatencyBase + kAllReduceLatencyPerDoubling * std::log2(D(n))) *
+                         (pcie ? kPcieLatencyFactor : 1);
+  return latency + 2 * D(n - 1) / D(n) * bytes / bandwidth;
+}
+
+// NVLink, Infinity Fabric and the like, or PCIe (and anything across nodes).
+bool SlowLink(const GpuSpec& g, int64_t group) {
+  return group > g.gpus_per_node || g.intra_node_kind.rfind("pcie", 0) == 0 ||
+         g.intra_node_kind.empty();
+}
+
+}  // namespace
+
+Efficiencies DefaultEfficiencies(const GpuSpec& gpu) {
+  // Fitted per generation on the published training and decode measurements of
+  // ../shared/dev-cases (see tests/reference/perf_cases.json and the README's accuracy
+  // section for the fit and its leave-one-group-out error). Generations without a measurement
+  // borrow the nearest measured one, and say so.
+  Efficiencies e;
+  const std::string& gen = gpu.generation;
+  if (gen == "hopper" || gen == "blackwell") {
+    e.train_compute = 0.45;
+    e.decode_bandwidth = 0.70;
+    e.prefill_compute = 0.45;
+    e.basis = gen == "hopper" ? "fitted on H100 training runs (llm-foundry)"
+                              : "no Blackwell measurement: Hopper's fitted values";
+  } else if (gen == "ampere" || gen == "ada") {
+    e.train_compute = 0.58;
+    e.decode_bandwidth = 0.70;
+    e.prefill_compute = 0.58;
+    e.basis = gen == "ampere" ? "fitted on A100 training runs and decode benchmarks"
+                              : "fitted on A100 training and RTX 4090 decode benchmarks";
+  } else {
+    e.train_compute = 0.45;
+    e.decode_bandwidth = 0.65;
+    e.prefill_compute = 0.45;
+    e.basis = "no measurement for this generation: a conservative default";
+  }
+  // FP8 training: llm-foundry's MPT-3B runs on H100 gain 1.15-1.18x over bf16 for a 2x peak,
+  // i.e. 0.58 of the fp8 peak's gain.
+  e.fp8_factor = 0.58;
+  return e;
+}
+
+TrainingFlops TrainingFlopsPerToken(const Request& r, const ParamCounts& c) {
+  const ModelSpec& m = r.model;
+  const Workload& w = r.workload;
+  TrainingFlops f;
+  // Parameters in matmuls: the token table is a lookup, unless it doubles as the tied head.
+  f.matmul_params = D(c.active) - D(c.embedding) + (m.tied_embeddings ? D(m.vocab * m.hidden) : 0);
+  // Attention scores and their weighted sum: 2 s (q + o widths) FLOPs per token and layer
+  // forward, x3 for forward and backward: llm-foundry's 12 L d s for d-wide attention.
+  const double attention_fwd =
+      2 * D(m.layers) * D(w.seq_len) * D(m.QueryWidth() + m.AttnOutWidth());
+  const bool peft = w.IsPeft();
+  // Frozen bases compute no weight gradients: forward 2N + input gradients 2N (PEFT); full
+  // training adds 2N of weight gradients (Kaplan et al. 2020: 6N).
+  const double adapters = peft ? D(LoraParams(m, w.lora_targets, w.lora_rank)) : 0;
+  f.model_per_token = (peft ? 4 : 6) * f.matmul_params + 6 * adapters + 3 * attention_fwd;
+  f.hardware_per_token = f.model_per_token;
+  if (r.techniques.recompute == Recompute::kFull) {
+    f.hardware_per_token += 2 * f.matmul_params + attention_fwd;  // one more forward
+  } else if (r.techniques.recompute == Recompute::kSelective && !r.techniques.flash_attention) {
+    f.hardware_per_token += attention_fwd;  // the attention core again
+  }
+  return f;
+}
+
+TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
+  const Parallel& p = r.parallel;
+  const Workload& w = r.workload;
+  const GpuSpec& g = r.gpu;
+  const Efficiencies eff = DefaultEfficiencies(g);
+  TrainingPerf t;
+  t.flops = TrainingFlopsPerToken(r, c);
+  t.peak_flops = MatmulPeak(g, r.precision.weights, true);
+  t.efficiency = eff.train_compute;
+  if (r.precision.weights == WeightFormat::kFp8 && g.fp8_flops > 0) {
+    t.efficiency *= eff.fp8_factor;
+  }
+  const int64_t dp = std::max<int64_t>(1, p.Dp());
+  const int64_t micro_batches = std::max<int64_t>(1, w.grad_accum);
+  const double tokens_per_micro = D(w.micro_batch) * D(w.seq_len);
+  // Each GPU runs 1/(tp x pp x cp) of a micro-batch's FLOPs.
+  const double per_gpu_flops =
+      t.flops.hardware_per_token * tokens_per_micro / D(p.tp * p.pp * p.cp);
+  const double micro_s = per_gpu_flops / (t.peak_flops * t.efficiency);
+  t.compute_s = micro_s * D(micro_batches);
+  // 1F1B pipeline: p - 1 micro-batch slots of fill and drain (Narayanan et al. 2021).
+  t.bubble_s = micro_s * D(p.pp - 1);
+
+  // Tensor parallel: two all-reduces of the b x s x h activations per layer forward, two
+  // backward, two more when full recomputation repeats the forward (Megatron-LM); on the
+  // intra-node link when the tp group fits in a node.
+  t.tp_bandwidth = p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g);
+  if (p.tp > 1) {
+    const double act_bytes = tokens_per_micro / D(p.cp) * D(r.model.hidden) * 2;
+    const int per_layer = r.techniques.recompute == Recompute::kFull ? 6 : 4;
+    const double layers_per_stage = std::ceil(D(r.model.layers) / D(p.pp));
+    t.tp_comm_s = D(micro_batches) * layers_per_stage * per_layer *
+                  AllReduceSeconds(act_bytes, p.tp, t.tp_bandwidth, SlowLink(g, p.tp));
+  }
+
+  // Data parallel: gradients all-reduced once a step (ZeRO-0/1), reduce-scattered plus
+  // parameters all-gathered (ZeRO-2: same volume), or parameters all-gathered twice and
+  // gradients reduce-scattered every micro-batch (ZeRO-3/FSDP: 1.5x, ZeRO paper section 7).
+  t.dp_crosses_nodes = p.gpus > g.gpus_per_node;
+  t.dp_bandwidth = t.dp_crosses_nodes ? InterNodeBandwidth(g) : IntraNodeBandwidth(g);
+  if (p.ShardGroup() > 1) {
+    const int64_t n = p.ShardGroup();
+    const double shard_params = D(c.total) / D(p.tp * p.pp);
+    const double trainable =
+        w.IsPeft() ? D(LoraParams(r.model, w.lora_targets, w.lora_rank)) / D(p.tp * p.pp)
+                   : shard_params;
+    const double ring = D(n - 1) / D(n);
+    if (p.zero >= 3) {
+      // Gathering the (frozen or not) weights every micro-batch, reducing trainable grads.
+      t.dp_comm_s =
+          D(micro_batches) * ring * (2 * shard_params * 2 + trainable * 2) / t.dp_bandwidth;
+    } else {
+      t.dp_comm_s = 2 * ring * trainable * 2 / t.dp_bandwidth;
+    }
+    // Buckets are reduced while backward runs (2/3 of the compute; all of it under ZeRO-3,
+    // whose gathers prefetch during forward too): only what outlasts that is exposed.
+    const double hidden_behind = p.zero >= 3 ? t.compute_s : t.compute_s * 2 / 3;
+    t.dp_exposed_s = std::max(0.0, t.dp_comm_s - hidden_behind);
+  }
+
+  t.step_s = t.compute_s + t.bubble_s + t.tp_comm_s + t.dp_exposed_s;
+  t.tokens_per_step = tokens_per_micro * D(micro_batches) * D(dp);
+  t.tokens_per_s = t.step_s > 0 ? t.tokens_per_step / t.step_s : 0;
+  t.tokens_per_s_per_gpu = t.tokens_per_s / D(p.gpus);
+  t.mfu = t.flops.model_per_token * t.tokens_per_s / (D(p.gpus) * Bf16Peak(g));
+  t.achieved_tflops_per_gpu = t.flops.hardware_per_token * t.tokens_per_s_per_gpu / kTera;
+  t.scaling_efficiency = t.step_s > 0 ? t.compute_s / t.step_s : 0;
+  t.tokens = w.tokens;
+  t.time_s = t.tokens_per_s > 0 ? t.tokens / t.tokens_per_s : 0;
+  t.gpu_hours = t.time_s * D(p.gpus) / 3600;
+  return t;
+}
+
+InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
+                                double weight_bytes_per_gpu, double kv_bytes_per_token_per_gpu) {
+  const ModelSpec& m = r.model;
+  const Workload& w = r.workload;
+  const Parallel& p = r.parallel;
+  const GpuSpec& g = r.gpu;
+  const Efficiencies eff = DefaultEfficiencies(g);
+  InferencePerf out;
+  const double batch = D(concurrency);
+  const double pp = D(p.pp);
+  const double tp = D(p.tp);
+  const double peak = MatmulPeak(g, r.precision.weights, false);
+  const double matmul_params =
+      D(c.active) - D(c.embedding) + (m.tied_embeddings ? D(m.vocab * m.hidden) : 0);
+  const double qo_width = D(m.QueryWidth() + m.AttnOutWidth());
+  const double tp_bw = p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g);
+
+  // Decode: every step reads this GPU's weights (MoE: only the experts the batch routes to)
+  // and the batch's KV cache; stages run one after another, so a token passes all of them.
+  double weights = weight_bytes_per_gpu * pp;
+  if (m.IsMoe() && c.moe_layers > 0) {
+    const double experts = D(m.moe.experts) / D(p.ep);
+    const double k = D(m.moe.experts_per_token);
+    // Distinct experts a batch touches: E (1 - (1 - k/E)^B) of this GPU's E.
+    const double touched = experts * (1 - std::pow(1 - std::min(1.0, k / D(m.moe.experts)), batch));
+    const double expert_share =
+        D(c.moe_layers * c.moe_layer.expert_linear) / std::max(1.0, D(c.total));
+    weights *= (1 - expert_share) + expert_share * std::min(1.0, touched / experts);
+  }
+  const double context = D(w.prompt_tokens) + D(w.output_tokens) / 2;  // average over decode
+  const double kv = kv_bytes_per_token_per_gpu * pp * context * batch;
+  out.bytes_per_step = weights + kv;
+  out.flops_per_step = batch * (2 * matmul_params + 2 * D(m.layers) * context * qo_width) / tp;
+  const double mem_s = out.bytes_per_step / (g.mem_bandwidth_bytes_per_s * eff.decode_bandwidth);
+  const double comp_s = out.flops_per_step / (peak * eff.prefill_compute);
+  out.compute_bound = comp_s > mem_s;
+  // Two all-reduces of the batch's hidden state per layer (attention and MLP outputs).
+  out.tp_comm_s =
+      p.tp > 1 ? 2 * D(m.layers) *
+                     AllReduceSeconds(batch * D(m.hidden) * 2, p.tp, tp_bw, SlowLink(g, p.tp))
+               : 0;
+  out.tpot_s = std::max(mem_s, comp_s) + out.tp_comm_s;
+  out.decode_tokens_per_s_per_seq = out.tpot_s > 0 ? 1 / out.tpot_s : 0;
+  out.decode_tokens_per_s_total = batch * out.decode_tokens_per_s_per_seq;
+
+  // Prefill of one prompt: 2N FLOPs per token plus causal attention, P^2 (q + o widths) per
+  // layer; compute-bound.
+  const double prompt = D(w.prompt_tokens);
+  const double prefill_flops =
+      (2 * matmul_params * prompt + D(m.layers) * prompt * prompt * qo_width) / tp;
+  const double prefill_comm =
+      p.tp > 1 ? 2 * D(m.layers) *
+                     AllReduceSeconds(prompt * D(m.hidden) * 2, p.tp, tp_bw, SlowLink(g, p.tp))
+               : 0;
+  out.ttft_s = prefill_flops / (peak * eff.prefill_compute) + prefill_comm;
+  out.prefill_tokens_per_s = out.ttft_s > 0 ? prompt / out.ttft_s : 0;
+  return out;
+}
+
+}  // namespace gpuplan
