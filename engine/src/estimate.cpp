@@ -270,6 +270,27 @@ void AddTraining(const Request& r, Estimate* e) {
   Request safe = r;
   safe.parallel = SafeLayout(r.parallel);
   const TrainingPerf& t = e->training = EstimateTraining(safe, e->params);
+  const ReliabilityEstimate& rel = e->reliability = EstimateReliability(safe, e->params, t);
+  e->explain["/reliability/checkpoint_bytes"] = {
+      "trainable weights + fp32 master copy + optimizer moments (LoRA/QLoRA: the adapters only)",
+      {},
+      {}};
+  e->explain["/reliability/checkpoint_write_s"] = {
+      "checkpoint_bytes / storage bandwidth",
+      {{"storage_bytes_per_s", rel.storage_bytes_per_s}},
+      {r.host.storage_bytes_per_s > 0 ? "the request's storage bandwidth"
+                                      : "2 GB/s assumed: give host.storage_bytes_per_s"}};
+  e->explain["/reliability/expected_interruptions"] = {
+      "1.973e-5 interruptions per GPU-hour x gpus x hours",
+      {{"per_gpu_hour", kInterruptionsPerGpuHour}},
+      {"rate: 419 unexpected interruptions in 54 days on 16,384 H100s (Llama 3 paper, section "
+       "3.3.4)"}};
+  e->explain["/reliability/checkpoint_interval_s"] = {
+      "Young/Daly: sqrt(2 x checkpoint_write_s x the job's mean time between failures)", {}, {}};
+  e->explain["/reliability/expected_lost_s"] = {
+      "interruptions x (interval / 2 + restart) + checkpoint writes",
+      {{"restart_s", kRestartSeconds}},
+      {"restart time (reschedule and reload) assumed"}};
   const Efficiencies eff = DefaultEfficiencies(r.gpu);
   auto& x = e->explain;
   const std::string base = "/performance/training/";
@@ -378,6 +399,52 @@ void AddServing(const Request& r, Estimate* e) {
   x[base + "decode_tokens_per_s_total"] = {"concurrency / TPOT", {}, {}};
 }
 
+void AddPower(const Request& r, Estimate* e) {
+  PowerEstimate& p = e->power;
+  const GpuSpec& g = r.gpu;
+  const double per_gpu = g.board_power_w * (1 + kNodeOverheadFraction);
+  p.gpu_watts = g.board_power_w;
+  p.node_watts = per_gpu * D(e->gpus_per_node_used);
+  p.total_watts = per_gpu * D(r.parallel.gpus);
+  p.nodes = (r.parallel.gpus + g.gpus_per_node - 1) / g.gpus_per_node;
+  const std::vector<std::string> overhead = {
+      "servers draw 0.8x their GPU boards again for CPUs, memory, NICs and fans (DGX H100: "
+      "10.2 kW for 5.6 kW of GPUs)"};
+  e->explain["/power/gpu_watts"] = {
+      "the card's board power", {{"board_power_w", g.board_power_w}}, {}};
+  e->explain["/power/node_watts"] = {"board power x 1.8 x GPUs in one node",
+                                     {{"gpus_in_node", D(e->gpus_per_node_used)}},
+                                     overhead};
+  e->explain["/power/total_watts"] = {
+      "board power x 1.8 x GPUs of the job", {{"gpus", D(r.parallel.gpus)}}, overhead};
+  const Constraints& site = r.constraints;
+  // Seed 003: a site that cannot feed or cool a card makes it throttle.
+  if (site.node_power_w > 0 && p.node_watts > site.node_power_w) {
+    e->warnings.push_back(Note{"node_power_over_limit",
+                               {{"node_watts", p.node_watts}, {"limit_w", site.node_power_w}},
+                               "a node draws about " + std::to_string(std::lround(p.node_watts)) +
+                                   " W, above the site's " +
+                                   std::to_string(std::lround(site.node_power_w)) +
+                                   " W per node: cards will throttle or the node will not fit",
+                               "/constraints/node_power_w"});
+  }
+  if (site.rack_power_w > 0) {
+    p.nodes_per_rack = static_cast<int64_t>(site.rack_power_w / std::max(1.0, p.node_watts));
+    if (p.nodes_per_rack == 0) {
+      e->warnings.push_back(Note{"rack_power_below_one_node",
+                                 {{"node_watts", p.node_watts}, {"rack_w", site.rack_power_w}},
+                                 "one node draws more than a rack's power budget",
+                                 "/constraints/rack_power_w"});
+    }
+  }
+  if (site.cooling == "air" && g.cooling == "liquid") {
+    e->warnings.push_back(Note{"cooling_mismatch",
+                               {},
+                               g.name + " needs liquid cooling; the site offers air only",
+                               "/constraints/cooling"});
+  }
+}
+
 void AddCost(const Request& r, Estimate* e) {
   CostEstimate& c = e->cost;
   const double price =
@@ -438,17 +505,7 @@ Estimate EstimateSetup(const Request& r, bool with_levers) {
              "host RAM per node (" + Gib(r.host.ram_bytes_per_node) + ") is below the " +
                  Gib(e.host_ram_bytes) + " this setup wants: data loading will starve the GPUs"});
   }
-  e.power.gpu_watts = r.gpu.board_power_w;
-  e.power.node_watts = r.gpu.board_power_w * D(e.gpus_per_node_used);
-  e.power.total_watts = r.gpu.board_power_w * D(r.parallel.gpus);
-  const std::vector<std::string> boards_only = {
-      "GPU boards only: CPUs, NICs, fans and PSU losses are not yet counted (issue #4)"};
-  e.explain["/power/gpu_watts"] = {
-      "the card's board power", {{"board_power_w", r.gpu.board_power_w}}, {}};
-  e.explain["/power/node_watts"] = {
-      "board power x GPUs in one node", {{"gpus_in_node", D(e.gpus_per_node_used)}}, boards_only};
-  e.explain["/power/total_watts"] = {
-      "board power x GPUs of the job", {{"gpus", D(r.parallel.gpus)}}, boards_only};
+  AddPower(r, &e);
   if (r.workload.IsTraining()) {
     AddTraining(r, &e);
   } else {

@@ -3,6 +3,10 @@
 // comment or quoted from the cited source.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "test_util.h"
 
 namespace gpuplan {
@@ -426,14 +430,28 @@ TEST(HostRam, Seed001Rules) {
 }
 
 TEST(Power, BoardPowerPerCardNodeAndJob) {
-  // H100 SXM: 700 W board power; 16 cards = two nodes of 8: 5,600 W per node, 11,200 W total.
-  const Json r = Result({{"model", {{"preset", "llama-3.1-8b"}}},
-                         {"workload", {{"kind", "inference"}}},
-                         {"parallel", {{"gpus", 16}}},
-                         {"gpu", "h100-sxm-80gb"}});
+  // H100 SXM: 700 W board power; a server draws 0.8x that again (DGX H100: 10.2 kW for 5.6 kW
+  // of GPUs): 8 x 700 x 1.8 = 10,080 W per node; 16 cards = two nodes, 20,160 W.
+  Json req = {{"model", {{"preset", "llama-3.1-8b"}}},
+              {"workload", {{"kind", "inference"}}},
+              {"parallel", {{"gpus", 16}}},
+              {"gpu", "h100-sxm-80gb"}};
+  const Json r = Result(req);
   EXPECT_EQ(r["power"]["gpu_watts"], 700);
-  EXPECT_EQ(r["power"]["node_watts"], 5600);
-  EXPECT_EQ(r["power"]["total_watts"], 11200);
+  EXPECT_EQ(r["power"]["node_watts"], 10080);
+  EXPECT_EQ(r["power"]["total_watts"], 20160);
+  EXPECT_EQ(r["power"]["nodes"], 2);
+  // The contract example's site: 10.2 kW a node (fits), 40 kW a rack: 3 nodes per rack. A
+  // 6 kW node limit is exceeded, and a liquid-cooled card on an air-cooled site is flagged.
+  req["constraints"] = {{"node_power_w", 10200}, {"rack_power_w", 40000}};
+  EXPECT_EQ(Result(req)["power"]["nodes_per_rack"], 3);
+  req["constraints"] = {{"node_power_w", 6000}, {"cooling", "air"}};
+  req["gpu"] = "gb200-nvl72-186gb";
+  const Json limited = Result(req);
+  std::vector<std::string> codes;
+  for (const auto& w : limited["warnings"]) codes.push_back(w["code"]);
+  EXPECT_NE(std::find(codes.begin(), codes.end(), "node_power_over_limit"), codes.end());
+  EXPECT_NE(std::find(codes.begin(), codes.end(), "cooling_mismatch"), codes.end());
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // seeds' observations, which must come out of the numbers rather than be written in.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "test_util.h"
 
 namespace gpuplan {
@@ -170,6 +172,31 @@ TEST(Cost, PricePerHourJobAndMillionTokens) {
   req.erase("pricing");
   req["gpu"] = "a100-sxm-40gb";
   EXPECT_TRUE(Result(req)["cost"]["usd_per_hour"].is_null());
+}
+
+TEST(Reliability, CheckpointsInterruptionsAndLostTime) {
+  // Llama 3.1 8B full training in bf16 + AdamW: a checkpoint is 8,030,261,248 x (2 + 4 + 8) =
+  // 112,423,657,472 bytes; at 2 GB/s (the assumed storage) 56.21 s. 1024 GPUs fail 1024 x
+  // 1.9733e-5 = 0.020207 times an hour: job MTBF 178,157 s; Young/Daly interval sqrt(2 x 56.21 x
+  // 178,157) = 4,475 s.
+  Json req = Train("pretrain", "none", 1024);
+  req["workload"]["tokens"] = 1e12;
+  const Json r = Result(req);
+  const Json& rel = r["reliability"];
+  EXPECT_EQ(rel["checkpoint_bytes"], 112423657472);
+  EXPECT_NEAR(rel["checkpoint_write_s"].get<double>(), 112423657472.0 / 2e9, 1e-9);
+  const double rate = 419.0 / (16384.0 * 54 * 24);
+  const double hours = Training(r, "time_s") / 3600;
+  EXPECT_NEAR(rel["expected_interruptions"].get<double>(), rate * 1024 * hours, 1e-9);
+  const double mtbf = 3600 / (rate * 1024);
+  const double interval = std::sqrt(2 * 112423657472.0 / 2e9 * mtbf);
+  EXPECT_NEAR(rel["checkpoint_interval_s"].get<double>(), interval, 1e-6);
+  EXPECT_NEAR(interval, 4475, 1);
+  // Serving has no run to checkpoint.
+  EXPECT_TRUE(Result({{"model", {{"preset", "llama-3.1-8b"}}},
+                      {"workload", {{"kind", "inference"}}},
+                      {"gpu", "h100-sxm-80gb"}})["reliability"]
+                  .is_null());
 }
 
 }  // namespace

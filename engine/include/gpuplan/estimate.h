@@ -9,6 +9,7 @@
 #include "gpuplan/levers.h"
 #include "gpuplan/memory_model.h"
 #include "gpuplan/perf_model.h"
+#include "gpuplan/reliability.h"
 #include "gpuplan/request.h"
 
 namespace gpuplan {
@@ -16,9 +17,16 @@ namespace gpuplan {
 /// Board power of the job (issue 4 adds node overheads and site limits).
 struct PowerEstimate {
   double gpu_watts = 0;
-  double node_watts = 0;
-  double total_watts = 0;
+  double node_watts = 0;   ///< boards plus the rest of the server
+  double total_watts = 0;  ///< the job's nodes (a partly used node counts its share)
+  int64_t nodes = 0;
+  int64_t nodes_per_rack = 0;  ///< under constraints.rack_power_w; 0 when not given
 };
+
+/// Share of a server's power beyond its GPU boards (CPUs, memory, NICs, fans, conversion):
+/// NVIDIA DGX H100 is rated 10.2 kW at most for 8 x 700 W of GPUs (0.82x), DGX A100 6.5 kW for
+/// 8 x 400 W (1.03x); 0.8x is assumed for every server.
+inline constexpr double kNodeOverheadFraction = 0.8;
 
 /// What the job costs at the card's (or the request's) price per GPU-hour.
 struct CostEstimate {
@@ -51,6 +59,7 @@ struct Estimate {
   PowerEstimate power;
   bool has_training = false;
   TrainingPerf training;
+  ReliabilityEstimate reliability;  ///< with has_training
   bool has_serving = false;
   ServingEstimate serving;
   CostEstimate cost;

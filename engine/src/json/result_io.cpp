@@ -116,6 +116,17 @@ Json PerformanceJson(const Estimate& e) {
   return out;
 }
 
+// Long-run figures for training; null for serving.
+Json ReliabilityJson(const Estimate& e) {
+  if (!e.has_training) return nullptr;
+  const ReliabilityEstimate& r = e.reliability;
+  return {{"checkpoint_bytes", Bytes(r.checkpoint_bytes)},
+          {"checkpoint_write_s", r.checkpoint_write_s},
+          {"expected_interruptions", r.expected_interruptions},
+          {"checkpoint_interval_s", r.checkpoint_interval_s},
+          {"expected_lost_s", r.expected_lost_s}};
+}
+
 // Without a price (the catalog's or the request's) the cost figures are null, never invented.
 Json CostJson(const Estimate& e) {
   const CostEstimate& c = e.cost;
@@ -196,10 +207,13 @@ Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
           {"memory", memory},
           {"performance", PerformanceJson(e)},
           {"cost", CostJson(e)},
+          {"reliability", ReliabilityJson(e)},
           {"power",
            {{"gpu_watts", e.power.gpu_watts},
             {"node_watts", e.power.node_watts},
-            {"total_watts", e.power.total_watts}}},
+            {"total_watts", e.power.total_watts},
+            {"nodes", e.power.nodes},
+            {"nodes_per_rack", e.power.nodes_per_rack}}},
           {"levers", Levers(e.levers)},
           {"infeasible", Notes(e.infeasible)},
           {"warnings", Notes(warnings)},
