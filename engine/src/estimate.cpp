@@ -476,6 +476,15 @@ void AddCost(const Request& r, Estimate* e) {
 
 }  // namespace
 
+FitCheck CheckFit(const Request& r, const ParamCounts& c) {
+  FitCheck f;
+  f.layout_ok = CheckLayout(r.model, r.parallel).empty();
+  f.total_bytes = MemoryOf(r, c).per_gpu.Total();
+  f.total_with_headroom_bytes = f.total_bytes * (1 + r.headroom);
+  f.fits = f.layout_ok && f.total_with_headroom_bytes <= r.gpu.memory_bytes;
+  return f;
+}
+
 Estimate EstimateSetup(const Request& r, bool with_levers) {
   Estimate e;
   e.params = CountParams(r.model);

@@ -119,10 +119,11 @@ std::vector<Candidate> InferenceCandidates(const Request& r) {
 std::vector<Lever> MemoryLevers(const Request& r, double base_total) {
   std::vector<Lever> out;
   const auto candidates = r.workload.IsTraining() ? TrainingCandidates(r) : InferenceCandidates(r);
+  const ParamCounts params = CountParams(r.model);
   for (const Candidate& c : candidates) {
     Request changed = r;
     c.apply(&changed);
-    const Estimate e = EstimateSetup(changed, /*with_levers=*/false);
+    const FitCheck e = CheckFit(changed, params);
     const double saved = base_total - e.total_bytes;
     if (saved <= 0) continue;
     out.push_back(Lever{c.code, c.path, c.value, e.total_bytes, e.total_with_headroom_bytes, saved,

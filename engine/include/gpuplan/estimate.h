@@ -69,6 +69,16 @@ struct Estimate {
   std::vector<Lever> levers;                   ///< memory-saving changes, best saving first
 };
 
+/// The per-GPU memory of a setup and whether it fits, without performance, levers or
+/// explanations: the quick check the levers and the planner run many times.
+struct FitCheck {
+  double total_bytes = 0;
+  double total_with_headroom_bytes = 0;
+  bool layout_ok = true;  ///< no infeasibility other than memory
+  bool fits = false;
+};
+FitCheck CheckFit(const Request& r, const ParamCounts& c);
+
 /// Evaluates one validated request. Pure: no I/O, no clock. `with_levers` also evaluates
 /// each memory-saving lever on its own (MISSION M8).
 Estimate EstimateSetup(const Request& r, bool with_levers = true);
