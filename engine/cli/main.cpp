@@ -25,6 +25,7 @@ constexpr const char* kMainHelp = R"(gpuplan: GPU capacity planner for language-
 
 Usage:
   gpuplan estimate [FILE|-] [--catalog DIR]   evaluate one fixed setup (request JSON)
+  gpuplan plan [FILE|-] [--catalog DIR]       rank every card: count, setup, time, cost
   gpuplan catalog [--gpus|--models] [--catalog DIR]
                                               print the catalog in use as JSON
   gpuplan validate CASES.json [--catalog DIR] accuracy report against measured cases
@@ -47,6 +48,19 @@ the formula behind each figure. A setup that cannot run is still a result (exit 
 Example:
   echo '{"model":{"preset":"llama-3.1-8b"},"workload":{"kind":"lora"},"gpu":"rtx-4090-24gb"}' \
     | gpuplan estimate
+)";
+
+constexpr const char* kPlanHelp = R"(gpuplan plan [FILE|-] [--catalog DIR]
+
+Searches every card of the catalog (or constraints.gpus) over counts (powers of two and whole
+nodes up to constraints.max_gpus, 64 by default) and setups (tensor and pipeline parallel,
+ZeRO stage, recomputation, micro-batch at a fixed global batch; for serving, GPUs per replica
+and replicas for the requested concurrency at the TTFT/TPOT targets). Keeps the best setup per
+card for constraints.objective (default: by purpose; time, cost, count, power), ranks the
+cards, lists the rejected ones with their reason, and gives advice.
+
+Example:
+  echo '{"model":{"preset":"llama-3.1-70b"},"workload":{"kind":"lora"}}' | gpuplan plan
 )";
 
 constexpr const char* kCatalogHelp = R"(gpuplan catalog [--gpus|--models] [--catalog DIR]
@@ -315,8 +329,14 @@ int Main(int argc, char** argv) {
     return Validate(*engine, a.positional[0]);
   }
   if (a.command == "plan") {
-    if (a.help) return std::cout << "gpuplan plan: not built yet (issue #4)\n", 0;
-    return Fail("plan is not implemented yet; use estimate");
+    if (a.help) return std::cout << kPlanHelp, 0;
+    if (a.positional.size() > 1) return Fail("plan takes one request file");
+    const std::string file = a.positional.empty() ? "-" : a.positional[0];
+    const auto request = ReadFile(file);
+    if (!request) return Fail("cannot read " + file);
+    auto engine = LoadEngine(a);
+    if (!engine) return 2;
+    return Emit(engine->Plan(*request));
   }
   return Fail("unknown command '" + a.command + "' (see gpuplan --help)");
 }

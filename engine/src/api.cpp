@@ -2,6 +2,7 @@
 #include "gpuplan/api.h"
 
 #include "gpuplan/estimate.h"
+#include "gpuplan/planner.h"
 #include "json/catalog_io.h"
 #include "json/request_io.h"
 #include "json/result_io.h"
@@ -39,6 +40,29 @@ std::string Engine::Estimate(std::string_view request_json) const {
   const gpuplan::Estimate e = EstimateSetup(parsed.request);
   const json_io::Json result = json_io::EstimateToJson(parsed, e, impl_->catalog.version);
   return json_io::DumpEnvelope({{"ok", true}, {"result", result}});
+}
+
+std::string Engine::Plan(std::string_view request_json) const {
+  if (!CatalogOk()) return json_io::DumpEnvelope(json_io::ErrorEnvelope(impl_->catalog_errors));
+  json_io::ParsedRequest parsed;
+  Diagnostics errors;
+  if (!json_io::ParseRequest(request_json, impl_->catalog, /*require_gpu=*/false, &parsed,
+                             &errors)) {
+    return json_io::DumpEnvelope(json_io::ErrorEnvelope(errors));
+  }
+  const Request& r = parsed.request;
+  // The cards to search: constraints.gpus, else a card the request names, else the catalog.
+  std::vector<GpuSpec> cards;
+  if (!r.constraints.gpus.empty()) {
+    for (const auto& id : r.constraints.gpus) cards.push_back(*impl_->catalog.FindGpu(id));
+  } else if (!r.gpu.id.empty()) {
+    cards.push_back(r.gpu);
+  } else {
+    cards = impl_->catalog.gpus;
+  }
+  const PlanResult plan = gpuplan::Plan(r, cards);
+  return json_io::DumpEnvelope(
+      {{"ok", true}, {"result", json_io::PlanToJson(parsed, plan, impl_->catalog.version)}});
 }
 
 std::string Engine::Catalog(CatalogPart part) const {

@@ -26,6 +26,8 @@ class Engine {
 
   /// `{"ok": true, "result": {...}}` or `{"ok": false, "errors": [{code, path, message}]}`.
   std::string Estimate(std::string_view request_json) const;
+  /// `gpuplan plan`: the request may omit gpu and parallel; constraints bound the search.
+  std::string Plan(std::string_view request_json) const;
   /// The catalog in use as `{"version", "gpus", "models"}` inside the same envelope.
   std::string Catalog(CatalogPart part) const;
   /// True when the catalog loaded without errors.

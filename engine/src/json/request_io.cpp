@@ -444,8 +444,13 @@ void ReadHost(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
 void ReadRuntime(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   RuntimeOptions& rt = out->request.runtime;
   Fields r(v, "/runtime", ctx, &out->normalized["runtime"]);
-  rt.reserve_bytes =
-      r.NumberOr("reserve_bytes", out->request.gpu.runtime_reserve_bytes, 0, 64 * kGiB);
+  // Without a card (plan), each card's own reserve applies: -1.
+  if (out->request.gpu.id.empty() && !r.Has("reserve_bytes")) {
+    rt.reserve_bytes = -1;
+  } else {
+    rt.reserve_bytes =
+        r.NumberOr("reserve_bytes", out->request.gpu.runtime_reserve_bytes, 0, 64 * kGiB);
+  }
   rt.allocator_slack = r.NumberOr("allocator_slack", 0.05, 0, 1);
   const double comm = out->request.parallel.gpus > 1 ? 0.5 * kGiB : 0;
   rt.comm_reserve_bytes = r.NumberOr("comm_reserve_bytes", comm, 0, 64 * kGiB);

@@ -154,9 +154,7 @@ bool AllFinite(const Json& j) {
 
 }  // namespace
 
-Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
-                    const std::string& catalog_version) {
-  const Request& r = pr.request;
+Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Note>& request_notes) {
   const MemoryBreakdown& b = e.memory.per_gpu;
   Json detail = Json::object();
   for (const auto& [k, v] : e.memory.detail) detail[k] = Bytes(v);
@@ -196,13 +194,9 @@ Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
     for (const auto& [k, v] : x.inputs) inputs[k] = v;
     explain[ptr] = {{"formula", x.formula}, {"inputs", inputs}, {"assumptions", x.assumptions}};
   }
-  std::vector<Note> warnings = pr.warnings;
+  std::vector<Note> warnings = request_notes;
   warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
-  return {{"request_normalized", pr.normalized},
-          {"defaults_applied", pr.defaults_applied},
-          {"catalog_version", catalog_version},
-          {"engine_version", std::string(Version())},
-          {"model", ModelJson(r, e.params)},
+  return {{"model", ModelJson(r, e.params)},
           {"gpu", {{"id", r.gpu.id}, {"name", r.gpu.name}}},
           {"memory", memory},
           {"performance", PerformanceJson(e)},
@@ -218,6 +212,64 @@ Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
           {"infeasible", Notes(e.infeasible)},
           {"warnings", Notes(warnings)},
           {"explain", explain}};
+}
+
+Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
+                    const std::string& catalog_version) {
+  Json out = EstimateBody(pr.request, e, pr.warnings);
+  out["request_normalized"] = pr.normalized;
+  out["defaults_applied"] = pr.defaults_applied;
+  out["catalog_version"] = catalog_version;
+  out["engine_version"] = std::string(Version());
+  return out;
+}
+
+Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
+                const std::string& catalog_version) {
+  Json recs = Json::array();
+  for (const PlanChoice& c : plan.recommendations) {
+    const Request& q = c.request;
+    const Estimate e = EstimateSetup(q);
+    const Parallel& p = q.parallel;
+    recs.push_back(
+        {{"gpu", q.gpu.id},
+         {"count", c.count},
+         {"replicas", c.replicas},
+         {"parallel",
+          {{"gpus", p.gpus},
+           {"tp", p.tp},
+           {"pp", p.pp},
+           {"cp", p.cp},
+           {"ep", p.ep},
+           {"zero", p.zero},
+           {"sequence_parallel", p.sequence_parallel}}},
+         {"memory_techniques",
+          {{"recompute", q.techniques.recompute == Recompute::kFull
+                             ? "full"
+                             : (q.techniques.recompute == Recompute::kNone ? "none" : "selective")},
+           {"flash_attention", q.techniques.flash_attention},
+           {"chunked_loss", q.techniques.chunked_loss}}},
+         {"micro_batch", q.workload.IsTraining() ? Json(q.workload.micro_batch) : Json(nullptr)},
+         {"grad_accum", q.workload.IsTraining() ? Json(q.workload.grad_accum) : Json(nullptr)},
+         {"concurrency_per_replica",
+          q.workload.IsTraining() ? Json(nullptr) : Json(q.workload.concurrency)},
+         {"precision", {{"weights", std::string(Name(q.precision.weights))}}},
+         {"estimate", EstimateBody(q, e, {})},
+         {"rank_reason", c.rank_reason}});
+  }
+  Json rejected = Json::array();
+  for (const auto& r : plan.rejected) {
+    rejected.push_back({{"gpu", r.gpu_id}, {"code", r.code}, {"reason", r.reason}});
+  }
+  return {{"request_normalized", pr.normalized},
+          {"defaults_applied", pr.defaults_applied},
+          {"catalog_version", catalog_version},
+          {"engine_version", std::string(Version())},
+          {"recommendations", recs},
+          {"rejected", rejected},
+          {"advice", Notes(plan.advice)},
+          {"setups_evaluated", plan.setups_evaluated},
+          {"warnings", Notes(pr.warnings)}};
 }
 
 Json ErrorEnvelope(const Diagnostics& errors) {

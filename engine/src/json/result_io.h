@@ -2,9 +2,18 @@
 #pragma once
 
 #include "gpuplan/estimate.h"
+#include "gpuplan/planner.h"
 #include "json/request_io.h"
 
 namespace gpuplan::json_io {
+
+/// The figures of one estimate (model, memory, performance, cost, power, levers, notes,
+/// explain), without the request echo.
+Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Note>& request_notes);
+
+/// The contract's plan result.
+Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
+                const std::string& catalog_version);
 
 /// The contract's estimate result for a parsed request and its evaluation.
 Json EstimateToJson(const ParsedRequest& pr, const Estimate& e, const std::string& catalog_version);

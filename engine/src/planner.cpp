@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+// The search behind `gpuplan plan`. Memory is the hard filter (seed 000: memory first, count
+// second, interconnect last); among what fits, the purpose picks the order (MISSION M13).
+// Pruning is exact: a branch is skipped only when a bound shows nothing in it can fit or beat
+// the best setup found so far (PlanPruning test compares it with the full search).
+#include "gpuplan/planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <set>
+
+#include "gpuplan/perf_model.h"
+#include "gpuplan/units.h"
+
+namespace gpuplan {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double D(int64_t v) { return static_cast<double>(v); }
+
+bool Better(const std::vector<double>& a, const std::vector<double>& b) {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+}
+
+std::string Objective(const Request& r) { return r.constraints.objective; }
+
+double NodeWatts(const GpuSpec& g, int64_t gpus) {
+  return g.board_power_w * (1 + kNodeOverheadFraction) * D(std::min(gpus, g.gpus_per_node));
+}
+
+// Why a card is excluded before any setup is tried, or "" when it is not.
+std::string SiteProblem(const Request& r, const GpuSpec& g, std::string* code) {
+  if (r.constraints.cooling == "air" && g.cooling == "liquid") {
+    *code = "needs_liquid_cooling";
+    return g.name + " needs liquid cooling; the site offers air only";
+  }
+  if (r.constraints.node_power_w > 0 && NodeWatts(g, 1) > r.constraints.node_power_w) {
+    *code = "node_power";
+    return "one " + g.name + " with its share of a server exceeds the node power limit";
+  }
+  return "";
+}
+
+// What a search over one card keeps: the best choice and, for the rejection message, the
+// closest miss.
+struct CardSearch {
+  std::optional<PlanChoice> best;
+  double closest_need = kInf;  ///< smallest per-GPU need with headroom among setups tried
+  bool fit_any = false;        ///< some setup fits in memory (then a constraint rejected it)
+  std::string last_constraint;
+  std::string last_constraint_code;
+  int64_t evaluated = 0;
+};
+
+// ---- training ---------------------------------------------------------------------------
+
+struct TrainingSetup {
+  int64_t tp, pp, zero, micro_batch, grad_accum;
+  Recompute recompute;
+};
+
+Request WithSetup(const Request& base, const GpuSpec& g, int64_t n, const TrainingSetup& s) {
+  Request q = base;
+  q.gpu = g;
+  q.parallel = Parallel{};
+  q.parallel.gpus = n;
+  q.parallel.tp = s.tp;
+  q.parallel.pp = s.pp;
+  q.parallel.zero = static_cast<int>(s.zero);
+  q.parallel.sequence_parallel = s.tp > 1;
+  q.workload.micro_batch = s.micro_batch;
+  q.workload.grad_accum = s.grad_accum;
+  q.techniques.recompute = s.recompute;
+  // Offloading is left to `estimate`: the time model does not price its PCIe traffic yet.
+  q.techniques.offload_optimizer = q.techniques.offload_params = false;
+  q.runtime.reserve_bytes = base.runtime.reserve_bytes;  // < 0: the card's own reserve
+  return q;
+}
+
+// Micro-batch / accumulation pairs that keep the tokens of a step: the request's global batch
+// when it gave one, else its micro_batch x grad_accum per data-parallel rank.
+std::vector<std::pair<int64_t, int64_t>> BatchOptions(const Workload& w, int64_t dp) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  if (w.global_batch > 0) {
+    for (int64_t mb = 1; mb <= w.global_batch; mb *= 2) {
+      if (w.global_batch % (mb * dp) == 0) out.emplace_back(mb, w.global_batch / (mb * dp));
+    }
+    return out;
+  }
+  const int64_t per_rank = w.micro_batch * w.grad_accum;
+  for (int64_t mb = w.micro_batch; mb >= 1; mb /= 2) {
+    if (per_rank % mb == 0) out.emplace_back(mb, per_rank / mb);
+  }
+  return out;
+}
+
+// Ranking keys, lower first. Seed 000: count before interconnect; seed 003: training by time
+// for the fewest cards, fine-tuning by fitting on the fewest cards.
+std::vector<double> TrainingKey(const Request& r, int64_t n, const TrainingPerf& t, double cost) {
+  const std::string o = Objective(r);
+  if (o == "time") return {t.time_s, D(n)};
+  if (o == "cost") return {cost, t.time_s};
+  if (o == "power") return {D(n) * r.gpu.board_power_w, t.time_s};
+  return {D(n), t.time_s};  // default and count
+}
+
+double CostOf(const Request& q, const TrainingPerf& t) {
+  const double price =
+      q.usd_per_gpu_hour >= 0 ? q.usd_per_gpu_hour : q.gpu.usd_per_hour.value_or(-1);
+  return price < 0 ? kInf : price * D(q.parallel.gpus) * t.time_s / 3600;
+}
+
+CardSearch SearchTraining(const Request& base, const GpuSpec& g, const ParamCounts& c,
+                          const PlanOptions& opt) {
+  CardSearch cs;
+  const int64_t max_gpus = base.constraints.max_gpus > 0 ? base.constraints.max_gpus : 64;
+  std::vector<int64_t> counts = PlanCounts(max_gpus, g.gpus_per_node);
+  const std::string o = Objective(base);
+  // Count-first keys are met first by the smallest count that works: search upwards and stop.
+  // Time and cost favour large counts: search downwards so the bound below prunes early.
+  const bool count_first = o != "time" && o != "cost";
+  if (!count_first) std::reverse(counts.begin(), counts.end());
+  std::set<Recompute> recomputes = {base.techniques.recompute, Recompute::kFull};
+  const double peak_eff = [&] {
+    Request probe = base;
+    probe.gpu = g;
+    probe.parallel = Parallel{};
+    const TrainingPerf one = EstimateTraining(probe, c);
+    return one.peak_flops * one.efficiency;
+  }();
+  for (int64_t n : counts) {
+    if (count_first && cs.best) break;
+    if (base.constraints.node_power_w > 0 && NodeWatts(g, n) > base.constraints.node_power_w) {
+      continue;
+    }
+    for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(n, g.gpus_per_node)); tp *= 2) {
+      for (int64_t pp = 1; tp * pp <= n && pp <= base.model.layers; pp *= 2) {
+        if (n % (tp * pp) != 0) continue;
+        const int64_t dp = n / (tp * pp);
+        Request shape = base;
+        shape.gpu = g;
+        shape.parallel = Parallel{};
+        shape.parallel.gpus = n;
+        shape.parallel.tp = tp;
+        shape.parallel.pp = pp;
+        if (!CheckLayout(base.model, shape.parallel).empty()) continue;
+        const auto batches = BatchOptions(base.workload, dp);
+        if (batches.empty()) continue;
+        const std::vector<int64_t> zeros =
+            dp > 1 ? std::vector<int64_t>{0, 1, 2, 3} : std::vector<int64_t>{0};
+        if (opt.prune) {
+          // Memory grows with the micro-batch and full recomputation keeps the least: if no
+          // ZeRO stage fits the smallest micro-batch with full recomputation, nothing here does.
+          bool any = false;
+          for (int64_t z : zeros) {
+            const auto [mb, ga] = batches.back();
+            const Request q = WithSetup(base, g, n, {tp, pp, z, mb, ga, Recompute::kFull});
+            const FitCheck f = CheckFit(q, c);
+            ++cs.evaluated;
+            cs.closest_need = std::min(cs.closest_need, f.total_with_headroom_bytes);
+            any = any || f.fits;
+          }
+          if (!any) continue;
+          // No setup of this shape can run faster than its compute and pipeline bubble.
+          if (cs.best && !count_first && o == "time") {
+            const TrainingFlops f = TrainingFlopsPerToken(shape, c);
+            const double lower = base.workload.tokens * f.model_per_token / (D(n) * peak_eff);
+            if (lower >= cs.best->key[0]) continue;
+          }
+        }
+        for (int64_t z : zeros) {
+          for (Recompute rc : recomputes) {
+            for (const auto& [mb, ga] : batches) {
+              const Request q = WithSetup(base, g, n, {tp, pp, z, mb, ga, rc});
+              const TrainingPerf t = EstimateTraining(q, c);
+              const std::vector<double> key = TrainingKey(q, n, t, CostOf(q, t));
+              if (opt.prune && cs.best && !Better(key, cs.best->key)) continue;
+              const FitCheck f = CheckFit(q, c);
+              ++cs.evaluated;
+              cs.closest_need = std::min(cs.closest_need, f.total_with_headroom_bytes);
+              if (!f.fits) continue;
+              cs.fit_any = true;
+              if (base.constraints.deadline_s > 0 && t.time_s > base.constraints.deadline_s) {
+                cs.last_constraint_code = "misses_deadline";
+                cs.last_constraint = "the fastest setup that fits takes longer than the deadline";
+                continue;
+              }
+              if (base.constraints.budget_usd > 0 && CostOf(q, t) > base.constraints.budget_usd) {
+                cs.last_constraint_code = "over_budget";
+                cs.last_constraint = std::isinf(CostOf(q, t))
+                                         ? "no price to check the budget against"
+                                         : "every setup that fits costs more than the budget";
+                continue;
+              }
+              if (!cs.best || Better(key, cs.best->key)) {
+                PlanChoice choice;
+                choice.request = q;
+                choice.count = n;
+                choice.key = key;
+                cs.best = std::move(choice);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return cs;
+}
+
+// ---- serving ----------------------------------------------------------------------------
+
+CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCounts& c,
+                         const PlanOptions& opt) {
+  (void)opt;
+  CardSearch cs;
+  const int64_t max_gpus = base.constraints.max_gpus > 0 ? base.constraints.max_gpus : 64;
+  const std::string o = Objective(base);
+  for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(max_gpus, g.gpus_per_node)); tp *= 2) {
+    Request q = base;
+    q.gpu = g;
+    q.parallel = Parallel{};
+    q.parallel.gpus = tp;
+    q.parallel.tp = tp;
+    if (!CheckLayout(base.model, q.parallel).empty()) continue;
+    Request one = q;
+    one.workload.concurrency = 1;
+    const FitCheck f = CheckFit(one, c);
+    ++cs.evaluated;
+    cs.closest_need = std::min(cs.closest_need, f.total_with_headroom_bytes);
+    if (!f.fits) continue;
+    cs.fit_any = true;
+    const Estimate e = EstimateSetup(q, /*with_levers=*/false);
+    cs.evaluated += 20;  // the concurrency search
+    const int64_t per_replica = e.serving.max_concurrency;
+    if (per_replica == 0) {
+      cs.last_constraint_code = "misses_latency_targets";
+      cs.last_constraint = "not even one sequence meets the TTFT/TPOT targets";
+      continue;
+    }
+    const int64_t wanted = base.workload.concurrency;
+    const int64_t replicas = (wanted + per_replica - 1) / per_replica;
+    const int64_t n = replicas * tp;
+    if (n > max_gpus) {
+      cs.last_constraint_code = "exceeds_max_gpus";
+      cs.last_constraint = "serving the requested concurrency needs more than max_gpus cards";
+      continue;
+    }
+    if (base.constraints.node_power_w > 0 && NodeWatts(g, n) > base.constraints.node_power_w) {
+      continue;
+    }
+    Request sized = q;
+    sized.workload.concurrency = (wanted + replicas - 1) / replicas;  // per replica
+    const Estimate at = EstimateSetup(sized, false);
+    const double per_card = at.serving.at_request.decode_tokens_per_s_total / D(tp);
+    const double tpot = at.serving.at_request.tpot_s;
+    const double price = q.usd_per_gpu_hour >= 0 ? q.usd_per_gpu_hour : g.usd_per_hour.value_or(-1);
+    const double cost_per_mtok =
+        price < 0 || per_card <= 0 ? kInf : price / (per_card * 3600) * 1e6;
+    std::vector<double> key;
+    if (o == "time") {
+      key = {tpot, D(n)};
+    } else if (o == "cost") {
+      key = {cost_per_mtok, D(n)};
+    } else if (o == "count") {
+      key = {D(n), -per_card};
+    } else if (o == "power") {
+      key = {D(n) * g.board_power_w, -per_card};
+    } else {
+      key = {-per_card, D(n)};  // seed 003: serving by throughput per card at the target
+    }
+    if (!cs.best || Better(key, cs.best->key)) {
+      PlanChoice choice;
+      choice.request = sized;
+      choice.count = n;
+      choice.replicas = replicas;
+      choice.key = key;
+      cs.best = std::move(choice);
+    }
+  }
+  return cs;
+}
+
+std::string Gib(double bytes) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
+  return buf;
+}
+
+std::string RankReason(const Request& r, const PlanChoice& c) {
+  const std::string o = Objective(r);
+  const bool serving = !r.workload.IsTraining();
+  if (o == "time") return serving ? "lowest time per output token" : "shortest time to train";
+  if (o == "cost") return serving ? "lowest cost per million tokens" : "lowest cost for the run";
+  if (o == "power") return "lowest board power, then speed";
+  if (o == "count") return "fewest cards, then speed";
+  if (serving) return "highest throughput per card at the latency targets";
+  (void)c;
+  return r.workload.IsPeft() ? "fits on the fewest cards, then trains fastest"
+                             : "fewest cards, then the interconnect-aware training time";
+}
+
+}  // namespace
+
+std::vector<int64_t> PlanCounts(int64_t max_gpus, int64_t gpus_per_node) {
+  std::set<int64_t> counts;
+  for (int64_t n = 1; n <= max_gpus; n *= 2) counts.insert(n);
+  for (int64_t n = gpus_per_node; n <= max_gpus; n += gpus_per_node) counts.insert(n);
+  return {counts.begin(), counts.end()};
+}
+
+PlanResult Plan(const Request& base, const std::vector<GpuSpec>& cards,
+                const PlanOptions& options) {
+  PlanResult out;
+  const ParamCounts c = CountParams(base.model);
+  for (const GpuSpec& g : cards) {
+    std::string code;
+    const std::string site = SiteProblem(base, g, &code);
+    if (!site.empty()) {
+      out.rejected.push_back({g.id, code, site});
+      continue;
+    }
+    CardSearch cs = base.workload.IsTraining() ? SearchTraining(base, g, c, options)
+                                               : SearchServing(base, g, c, options);
+    out.setups_evaluated += cs.evaluated;
+    if (cs.best) {
+      cs.best->rank_reason = RankReason(base, *cs.best);
+      out.recommendations.push_back(std::move(*cs.best));
+      continue;
+    }
+    if (cs.fit_any && !cs.last_constraint.empty()) {
+      out.rejected.push_back({g.id, cs.last_constraint_code, cs.last_constraint});
+    } else {
+      const int64_t max_gpus = base.constraints.max_gpus > 0 ? base.constraints.max_gpus : 64;
+      out.rejected.push_back(
+          {g.id, "exceeds_memory",
+           "does not fit on up to " + std::to_string(max_gpus) +
+               " cards: the closest setup needs " +
+               (std::isinf(cs.closest_need) ? std::string("more than the card holds")
+                                            : Gib(cs.closest_need)) +
+               " per GPU with headroom, the card has " + Gib(g.memory_bytes)});
+    }
+  }
+  std::stable_sort(out.recommendations.begin(), out.recommendations.end(),
+                   [](const PlanChoice& a, const PlanChoice& b) {
+                     if (Better(a.key, b.key)) return true;
+                     if (Better(b.key, a.key)) return false;
+                     return a.request.gpu.id < b.request.gpu.id;  // deterministic tie-break
+                   });
+  return out;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+// `plan`: pruning is exact (the pruned search keeps the very setup the full search keeps, on
+// random requests), the seeds' order (memory first, count second) and the constraints hold.
+#include "gpuplan/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "json/catalog_io.h"
+#include "json/request_io.h"
+#include "test_util.h"
+
+namespace gpuplan {
+namespace {
+
+using testing::Json;
+
+const json_io::LoadedCatalog& Catalog() {
+  static const json_io::LoadedCatalog cat = [] {
+    Diagnostics errors;
+    return json_io::LoadCatalog(EmbeddedGpusJson(), EmbeddedModelsJson(), &errors);
+  }();
+  return cat;
+}
+
+Request Parse(const Json& j) {
+  json_io::ParsedRequest parsed;
+  Diagnostics errors;
+  EXPECT_TRUE(json_io::ParseRequest(j.dump(), Catalog(), false, &parsed, &errors))
+      << (errors.empty() ? "" : errors[0].path + " " + errors[0].message);
+  return parsed.request;
+}
+
+std::string Describe(const PlanChoice& c) {
+  const Parallel& p = c.request.parallel;
+  std::string s = c.request.gpu.id + " x" + std::to_string(c.count) + " tp" + std::to_string(p.tp) +
+                  " pp" + std::to_string(p.pp) + " z" + std::to_string(p.zero) + " mb" +
+                  std::to_string(c.request.workload.micro_batch) + " rc" +
+                  std::to_string(static_cast<int>(c.request.techniques.recompute));
+  for (double k : c.key) s += " " + std::to_string(k);
+  return s;
+}
+
+TEST(PlanPruning, MatchesTheFullSearchOnRandomRequests) {
+  std::mt19937 rng(4242);
+  const auto pick = [&rng](const std::vector<std::string>& v) {
+    return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
+  };
+  const std::vector<std::string> models = {"llama-3.1-8b", "llama-2-13b",   "qwen2.5-32b",
+                                           "mixtral-8x7b", "llama-3.1-70b", "gemma-2-9b"};
+  const std::vector<std::string> kinds = {"pretrain", "full_finetune", "lora", "qlora"};
+  const std::vector<std::string> objectives = {"default", "time", "cost", "count", "power"};
+  std::vector<GpuSpec> cards;
+  for (const char* id : {"h100-sxm-80gb", "a100-sxm-40gb", "rtx-4090-24gb", "l40s-48gb",
+                         "mi300x-192gb", "h100-pcie-80gb"}) {
+    cards.push_back(*Catalog().FindGpu(id));
+  }
+  int compared = 0;
+  int64_t pruned_evaluations = 0;
+  int64_t full_evaluations = 0;
+  for (int i = 0; i < 24; ++i) {
+    const std::string kind = pick(kinds);
+    Json req = {{"model", {{"preset", pick(models)}}},
+                {"workload",
+                 {{"kind", kind},
+                  {"micro_batch", std::uniform_int_distribution<int>(1, 4)(rng)},
+                  {"seq_len", 2048},
+                  {"grad_accum", 4},
+                  {"tokens", 1e9}}},
+                {"constraints", {{"max_gpus", 16}, {"objective", pick(objectives)}}}};
+    if (kind == "qlora") req["precision"] = {{"weights", "nf4"}};
+    const Request r = Parse(req);
+    const PlanResult pruned = Plan(r, cards, {true});
+    const PlanResult full = Plan(r, cards, {false});
+    ASSERT_EQ(pruned.recommendations.size(), full.recommendations.size()) << req.dump();
+    for (size_t k = 0; k < full.recommendations.size(); ++k) {
+      EXPECT_EQ(Describe(pruned.recommendations[k]), Describe(full.recommendations[k]))
+          << req.dump();
+      ++compared;
+    }
+    pruned_evaluations += pruned.setups_evaluated;
+    full_evaluations += full.setups_evaluated;
+  }
+  EXPECT_GT(compared, 50);
+  EXPECT_LT(pruned_evaluations, full_evaluations);  // the bounds are worth their probes
+}
+
+TEST(Plan, MemoryFirstThenFewestCards) {
+  // Seed 000: memory first, count second. Llama 3.1 70B LoRA in bf16 (141 GB of weights) fits
+  // one 192 GB MI300X. On H100s (80 GiB / 1.2 = 71.6 GB usable) two cards would hold 70.6 GB of
+  // weights each before activations and runtime, so four are needed; 24 GB RTX 4090s need
+  // more. The single card ranks first.
+  const Request r =
+      Parse({{"model", {{"preset", "llama-3.1-70b"}}},
+             {"workload", {{"kind", "lora"}, {"micro_batch", 1}, {"seq_len", 2048}}},
+             {"constraints", {{"gpus", {"h100-sxm-80gb", "mi300x-192gb", "rtx-4090-24gb"}}}}});
+  std::vector<GpuSpec> cards;
+  for (const auto& id : r.constraints.gpus) cards.push_back(*Catalog().FindGpu(id));
+  const PlanResult p = Plan(r, cards);
+  ASSERT_EQ(p.recommendations.size(), 3u);
+  EXPECT_EQ(p.recommendations[0].request.gpu.id, "mi300x-192gb");
+  EXPECT_EQ(p.recommendations[0].count, 1);
+  EXPECT_EQ(p.recommendations[1].request.gpu.id, "h100-sxm-80gb");
+  EXPECT_EQ(p.recommendations[1].count, 4);
+  EXPECT_EQ(p.recommendations[2].request.gpu.id, "rtx-4090-24gb");
+  EXPECT_GT(p.recommendations[2].count, 4);
+}
+
+TEST(Plan, ConstraintsReject) {
+  // A liquid-cooled card on an air-cooled site, a deadline no card can meet, a model that
+  // fits nowhere within the count limit: each rejection says why.
+  Json req = {
+      {"model", {{"preset", "llama-3.1-8b"}}},
+      {"workload", {{"kind", "pretrain"}, {"micro_batch", 1}, {"seq_len", 2048}, {"tokens", 1e12}}},
+      {"constraints", {{"max_gpus", 8}, {"cooling", "air"}, {"deadline_s", 3600}}}};
+  std::vector<GpuSpec> cards = {*Catalog().FindGpu("gb200-nvl72-186gb"),
+                                *Catalog().FindGpu("h100-sxm-80gb")};
+  const PlanResult p = Plan(Parse(req), cards);
+  ASSERT_EQ(p.rejected.size(), 2u);
+  EXPECT_EQ(p.rejected[0].code, "needs_liquid_cooling");
+  EXPECT_EQ(p.rejected[1].code, "misses_deadline");
+  req["model"] = {{"preset", "llama-3.1-405b"}};
+  req["constraints"] = {{"max_gpus", 2}};
+  const PlanResult big = Plan(Parse(req), {*Catalog().FindGpu("rtx-4090-24gb")});
+  ASSERT_EQ(big.rejected.size(), 1u);
+  EXPECT_EQ(big.rejected[0].code, "exceeds_memory");
+}
+
+TEST(Plan, ServingSizesReplicasForTheConcurrency) {
+  // 512 concurrent sequences of Llama 3.1 8B at a 50 ms TPOT target: each replica holds what
+  // fits and meets the target; replicas x GPUs per replica serve the rest.
+  const Request r = Parse({{"model", {{"preset", "llama-3.1-8b"}}},
+                           {"workload",
+                            {{"kind", "inference"},
+                             {"prompt_tokens", 2048},
+                             {"output_tokens", 512},
+                             {"concurrency", 512}}},
+                           {"constraints", {{"tpot_ms", 50}, {"max_gpus", 64}}}});
+  const PlanResult p = Plan(r, {*Catalog().FindGpu("h100-sxm-80gb")});
+  ASSERT_EQ(p.recommendations.size(), 1u);
+  const PlanChoice& c = p.recommendations[0];
+  EXPECT_EQ(c.count, c.replicas * c.request.parallel.tp);
+  EXPECT_GE(c.request.workload.concurrency * c.replicas, 512);
+  // The chosen replica meets the target at its share of the sequences.
+  const Estimate e = EstimateSetup(c.request, false);
+  EXPECT_LE(e.serving.at_request.tpot_s, 0.050);
+  EXPECT_TRUE(e.fits);
+  // With one card per replica allowed at most, more replicas are needed.
+  Request narrow = r;
+  narrow.constraints.max_gpus = 64;
+  const PlanResult l4 = Plan(narrow, {*Catalog().FindGpu("l4-24gb")});
+  ASSERT_EQ(l4.recommendations.size(), 1u);
+  EXPECT_GT(l4.recommendations[0].replicas, 1);
+}
+
+TEST(PlanApi, ContractShape) {
+  const Json env = Json::parse(testing::ShippedEngine().Plan(
+      R"({"model": {"preset": "llama-3.1-8b"}, "workload": {"kind": "qlora"},
+          "constraints": {"max_gpus": 4, "gpus": ["rtx-4090-24gb", "h100-sxm-80gb"]}})"));
+  ASSERT_TRUE(env["ok"].get<bool>()) << env.dump().substr(0, 300);
+  const Json& r = env["result"];
+  ASSERT_EQ(r["recommendations"].size(), 2u);
+  for (const auto& rec : r["recommendations"]) {
+    for (const char* k : {"gpu", "count", "parallel", "memory_techniques", "micro_batch",
+                          "estimate", "rank_reason"}) {
+      EXPECT_TRUE(rec.contains(k)) << k;
+    }
+    EXPECT_TRUE(rec["estimate"]["memory"]["fits"].get<bool>());
+  }
+  EXPECT_TRUE(r["rejected"].is_array());
+  EXPECT_TRUE(r["advice"].is_array());
+}
+
+}  // namespace
+}  // namespace gpuplan
