@@ -3,6 +3,7 @@
 // the number that must stay far below a frame (16 ms). Prints figures; asserts nothing.
 #include <benchmark/benchmark.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "embedded_catalog.h"
@@ -49,6 +50,48 @@ void BM_EstimateGgufLlama70B(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(SharedEngine().Estimate(request));
 }
 BENCHMARK(BM_EstimateGgufLlama70B);
+
+// Issue #4: plan over the shipped catalog with max_gpus 1024, for a pretraining and a serving
+// request, and over the catalog replicated 10x and 100x (cost should grow linearly).
+std::string Replicated(int times) {
+  nlohmann::json doc = nlohmann::json::parse(gpuplan::EmbeddedGpusJson());
+  nlohmann::json cards = nlohmann::json::array();
+  for (int i = 0; i < times; ++i) {
+    for (auto card : doc["gpus"]) {
+      card["id"] = card["id"].get<std::string>() + "-" + std::to_string(i);
+      cards.push_back(card);
+    }
+  }
+  doc["gpus"] = cards;
+  return doc.dump();
+}
+
+constexpr const char* kPretrain = R"({"model": {"preset": "llama-3.1-70b"},
+    "workload": {"kind": "pretrain", "micro_batch": 1, "seq_len": 8192, "global_batch": 1024,
+                 "tokens": 1e12},
+    "constraints": {"max_gpus": 1024}})";
+constexpr const char* kServing = R"({"model": {"preset": "llama-3.1-70b"},
+    "workload": {"kind": "inference", "prompt_tokens": 2048, "output_tokens": 512,
+                 "concurrency": 256},
+    "constraints": {"max_gpus": 1024, "ttft_ms": 2000, "tpot_ms": 50}})";
+
+void BM_PlanPretrain(benchmark::State& state) {
+  const gpuplan::Engine engine(Replicated(static_cast<int>(state.range(0))),
+                               gpuplan::EmbeddedModelsJson());
+  if (engine.Plan(kPretrain).rfind("{\"ok\":true", 0) != 0) state.SkipWithError("plan failed");
+  for (auto _ : state) benchmark::DoNotOptimize(engine.Plan(kPretrain));
+  state.SetLabel(std::to_string(state.range(0)) + "x catalog");
+}
+BENCHMARK(BM_PlanPretrain)->Arg(1)->Arg(10)->Arg(100)->Unit(benchmark::kMillisecond);
+
+void BM_PlanServing(benchmark::State& state) {
+  const gpuplan::Engine engine(Replicated(static_cast<int>(state.range(0))),
+                               gpuplan::EmbeddedModelsJson());
+  if (engine.Plan(kServing).rfind("{\"ok\":true", 0) != 0) state.SkipWithError("plan failed");
+  for (auto _ : state) benchmark::DoNotOptimize(engine.Plan(kServing));
+  state.SetLabel(std::to_string(state.range(0)) + "x catalog");
+}
+BENCHMARK(BM_PlanServing)->Arg(1)->Arg(10)->Arg(100)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -258,10 +258,10 @@ Parallel SafeLayout(const Parallel& p) {
   return safe;
 }
 
-MemoryResult MemoryOf(const Request& r, const ParamCounts& c) {
+MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail = true) {
   const Parallel safe = SafeLayout(r.parallel);
   const MemoryInput in{r.model,      c,    r.workload, r.precision, r.optimizer,
-                       r.techniques, safe, r.gpu,      r.runtime};
+                       r.techniques, safe, r.gpu,      r.runtime,   with_detail};
   return EstimateMemory(in);
 }
 
@@ -329,7 +329,7 @@ void AddTraining(const Request& r, Estimate* e) {
 bool FitsAt(const Request& r, const Estimate& e, int64_t concurrency) {
   Request q = r;
   q.workload.concurrency = concurrency;
-  const MemoryResult m = MemoryOf(q, e.params);
+  const MemoryResult m = MemoryOf(q, e.params, /*with_detail=*/false);
   return m.per_gpu.Total() * (1 + r.headroom) <= r.gpu.memory_bytes;
 }
 
@@ -479,7 +479,7 @@ void AddCost(const Request& r, Estimate* e) {
 FitCheck CheckFit(const Request& r, const ParamCounts& c) {
   FitCheck f;
   f.layout_ok = CheckLayout(r.model, r.parallel).empty();
-  f.total_bytes = MemoryOf(r, c).per_gpu.Total();
+  f.total_bytes = MemoryOf(r, c, /*with_detail=*/false).per_gpu.Total();
   f.total_with_headroom_bytes = f.total_bytes * (1 + r.headroom);
   f.fits = f.layout_ok && f.total_with_headroom_bytes <= r.gpu.memory_bytes;
   return f;

@@ -263,9 +263,9 @@ class StageEstimator {
     const double linear = gguf ? GgufLinearBytes() : (g_.linear + g_.expert) * linear_bits_ / 8;
     const double embedding = g_.embedding * emb_bits_ / 8 + g_.lm_head * head_bits_ / 8;
     const double other = g_.other * other_bytes;
-    r_.detail["weights.linear"] = linear;
-    r_.detail["weights.embedding_and_head"] = embedding;
-    r_.detail["weights.norms_biases_routers"] = other;
+    Record("weights.linear", linear);
+    Record("weights.embedding_and_head", embedding);
+    Record("weights.norms_biases_routers", other);
     weights_ = linear + embedding + other;
   }
 
@@ -321,8 +321,8 @@ class StageEstimator {
                             (D(s_.Count()) / D(m_.layers)) / D(p_.tp);
     const double adapter_b = prec_.adapters_fp32 ? 4 : 2;
     const double master_b = prec_.adapters_fp32 || prec_.master == MasterWeights::kNone ? 0 : 4;
-    r_.detail["weights.lora_adapters"] = adapters * adapter_b;
-    r_.detail["lora_adapter_params_per_gpu"] = adapters;
+    Record("weights.lora_adapters", adapters * adapter_b);
+    Record("lora_adapter_params_per_gpu", adapters);
     if (p_.zero >= 3) weights_ /= shard_;
     weights_ += adapters * adapter_b;
     gradients_ = adapters * adapter_b / (p_.zero >= 2 ? shard_ : 1);
@@ -345,8 +345,13 @@ class StageEstimator {
   }
 
   void AddBuffer(const char* key, double bytes) {
-    r_.detail[key] = bytes;
+    Record(key, bytes);
     buffers_ += bytes;
+  }
+
+  // Sub-items for explain and the result's memory.detail; skipped on the planner's hot path.
+  void Record(const char* key, double bytes) {
+    if (in_.with_detail) r_.detail[key] = bytes;
   }
 
   void TrainingBuffers() {
@@ -429,11 +434,11 @@ class StageEstimator {
     stored *= D(in_flight);
     if (tech_.offload_activations) {
       offloaded_ += stored;
-      r_.detail["activations.offloaded_to_host"] = stored;
+      Record("activations.offloaded_to_host", stored);
       stored = 0;
     }
-    r_.detail["activations.layers"] = stored;
-    r_.detail["activations.recompute_working_set"] = working;
+    Record("activations.layers", stored);
+    Record("activations.recompute_working_set", working);
     activations_ = stored + working;
     if (!s_.last) return;
     // Logits and loss: b*s*V/tp logits in the compute type, upcast to fp32 for the loss, plus
@@ -444,7 +449,7 @@ class StageEstimator {
     const double per = tech_.chunked_loss ? a + upcast / D(std::max<int64_t>(1, tech_.loss_chunks))
                                           : (fp32_model_ ? 0 : a) + upcast;
     const double logits = vocab_tokens * per + tokens * 2 * a * D(m_.hidden);
-    r_.detail["activations.logits_and_loss"] = logits;
+    Record("activations.logits_and_loss", logits);
     activations_ += logits;
   }
 
@@ -460,7 +465,7 @@ class StageEstimator {
       per_token_layer = 2 * kv_heads_gpu * D(m_.head_dim) * kv_b;
     }
     const double per_token = per_token_layer * D(s_.Count());
-    r_.detail["kv_cache.bytes_per_token"] = per_token;
+    Record("kv_cache.bytes_per_token", per_token);
     kv_ = per_token * D(w_.prompt_tokens + w_.output_tokens) * D(w_.concurrency);
   }
 
@@ -480,8 +485,8 @@ class StageEstimator {
         D(w_.prefill_chunk_tokens) * (2 * a * D(m_.hidden) + std::max(mlp, attn));
     // Sampling reads the last position's logits, in fp32, for every sequence.
     const double logits = s_.last ? D(w_.concurrency) * D(m_.vocab) / tp * 4 : 0;
-    r_.detail["activations.prefill_working_set"] = working;
-    r_.detail["activations.logits"] = logits;
+    Record("activations.prefill_working_set", working);
+    Record("activations.logits", logits);
     activations_ = working + logits;
   }
 
@@ -493,17 +498,17 @@ class StageEstimator {
     b.activations = activations_;
     b.kv_cache = kv_;
     b.buffers = buffers_;
-    r_.detail["optimizer_states.master_weights"] = master_;
-    r_.detail["optimizer_states.moments"] = moments_;
+    Record("optimizer_states.master_weights", master_);
+    Record("optimizer_states.moments", moments_);
     const RuntimeOptions& rt = in_.runtime;
     const double reserve = rt.reserve_bytes >= 0 ? rt.reserve_bytes : in_.gpu.runtime_reserve_bytes;
     const double comm =
         p_.gpus > 1 ? (rt.comm_reserve_bytes >= 0 ? rt.comm_reserve_bytes : 0.5 * kGiB) : 0;
     const double slack = rt.allocator_slack * b.Allocated();
     b.runtime = reserve + comm + slack;
-    r_.detail["runtime.reserve"] = reserve;
-    r_.detail["runtime.communicators"] = comm;
-    r_.detail["runtime.allocator_slack"] = slack;
+    Record("runtime.reserve", reserve);
+    Record("runtime.communicators", comm);
+    Record("runtime.allocator_slack", slack);
     r_.offloaded_bytes_per_gpu = offloaded_;
   }
 

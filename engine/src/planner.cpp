@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 
+#include "gpuplan/levers.h"
 #include "gpuplan/perf_model.h"
 #include "gpuplan/units.h"
 
@@ -48,12 +50,20 @@ std::string SiteProblem(const Request& r, const GpuSpec& g, std::string* code) {
 // closest miss.
 struct CardSearch {
   std::optional<PlanChoice> best;
-  double closest_need = kInf;  ///< smallest per-GPU need with headroom among setups tried
-  bool fit_any = false;        ///< some setup fits in memory (then a constraint rejected it)
+  double closest_need = kInf;      ///< smallest per-GPU need with headroom among setups tried
+  std::optional<Request> closest;  ///< the setup with that need, for the "almost fits" advice
+  bool fit_any = false;            ///< some setup fits in memory (then a constraint rejected it)
   std::string last_constraint;
   std::string last_constraint_code;
   int64_t evaluated = 0;
 };
+
+void Track(CardSearch* cs, const Request& q, const FitCheck& f) {
+  if (f.layout_ok && f.total_with_headroom_bytes < cs->closest_need) {
+    cs->closest_need = f.total_with_headroom_bytes;
+    cs->closest = q;
+  }
+}
 
 // ---- training ---------------------------------------------------------------------------
 
@@ -155,12 +165,13 @@ CardSearch SearchTraining(const Request& base, const GpuSpec& g, const ParamCoun
           // Memory grows with the micro-batch and full recomputation keeps the least: if no
           // ZeRO stage fits the smallest micro-batch with full recomputation, nothing here does.
           bool any = false;
+          const auto smallest = *std::min_element(batches.begin(), batches.end());
           for (int64_t z : zeros) {
-            const auto [mb, ga] = batches.back();
+            const auto [mb, ga] = smallest;
             const Request q = WithSetup(base, g, n, {tp, pp, z, mb, ga, Recompute::kFull});
             const FitCheck f = CheckFit(q, c);
             ++cs.evaluated;
-            cs.closest_need = std::min(cs.closest_need, f.total_with_headroom_bytes);
+            Track(&cs, q, f);
             any = any || f.fits;
           }
           if (!any) continue;
@@ -180,7 +191,7 @@ CardSearch SearchTraining(const Request& base, const GpuSpec& g, const ParamCoun
               if (opt.prune && cs.best && !Better(key, cs.best->key)) continue;
               const FitCheck f = CheckFit(q, c);
               ++cs.evaluated;
-              cs.closest_need = std::min(cs.closest_need, f.total_with_headroom_bytes);
+              Track(&cs, q, f);
               if (!f.fits) continue;
               cs.fit_any = true;
               if (base.constraints.deadline_s > 0 && t.time_s > base.constraints.deadline_s) {
@@ -230,7 +241,7 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
     one.workload.concurrency = 1;
     const FitCheck f = CheckFit(one, c);
     ++cs.evaluated;
-    cs.closest_need = std::min(cs.closest_need, f.total_with_headroom_bytes);
+    Track(&cs, one, f);
     if (!f.fits) continue;
     cs.fit_any = true;
     const Estimate e = EstimateSetup(q, /*with_levers=*/false);
@@ -303,6 +314,92 @@ std::string RankReason(const Request& r, const PlanChoice& c) {
                              : "fewest cards, then the interconnect-aware training time";
 }
 
+std::string Days(double seconds) {
+  char buf[48];
+  if (seconds >= 2 * 86400) {
+    std::snprintf(buf, sizeof buf, "%.1f days", seconds / 86400);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f hours", seconds / 3600);
+  }
+  return buf;
+}
+
+// MISSION M14: the seeds' rules, each stated only when this plan's numbers show it.
+void Advise(const Request& r, const std::map<std::string, CardSearch>& searches, PlanResult* out) {
+  auto& advice = out->advice;
+  if (!out->recommendations.empty()) {
+    const PlanChoice& top = out->recommendations.front();
+    const Request& q = top.request;
+    const GpuSpec& g = q.gpu;
+    const std::string o = Objective(r);
+    if (r.workload.IsTraining() && (o == "default" || o == "count") &&
+        r.constraints.deadline_s <= 0) {
+      const TrainingPerf t = EstimateTraining(q, CountParams(q.model));
+      advice.push_back(
+          Note{"fewest_cards_without_deadline",
+               {{"count", D(top.count)}, {"time_s", t.time_s}},
+               "with no deadline the fewest cards are chosen: " + std::to_string(top.count) +
+                   " x " + g.name + " take " + Days(t.time_s) +
+                   "; give constraints.deadline_s to trade cards for time",
+               "/constraints/deadline_s"});
+    }
+    if (top.count > 1 && top.count <= g.gpus_per_node) {
+      advice.push_back(Note{"keep_inside_one_node",
+                            {{"count", D(top.count)}, {"gpus_per_node", D(g.gpus_per_node)}},
+                            "the job fits inside one " + g.name + " server (" +
+                                std::to_string(top.count) + " of " +
+                                std::to_string(g.gpus_per_node) +
+                                " slots): keep it there, crossing nodes costs more than adding "
+                                "cards inside one"});
+    }
+    for (const PlanChoice& other : out->recommendations) {
+      if (other.count == 1 && top.count > 1) {
+        advice.push_back(Note{"one_big_card",
+                              {{"top_count", D(top.count)}},
+                              "one " + other.request.gpu.name + " holds the whole job where " +
+                                  g.name + " needs " + std::to_string(top.count) +
+                                  ": one big card avoids model-parallel losses"});
+        break;
+      }
+    }
+    if (q.parallel.tp > 1) {
+      const bool pcie = g.intra_node_kind.rfind("pcie", 0) == 0;
+      double scaling = 1;
+      if (r.workload.IsTraining())
+        scaling = EstimateTraining(q, CountParams(q.model)).scaling_efficiency;
+      if (q.parallel.tp > 4 || pcie) {
+        advice.push_back(Note{
+            pcie ? "model_parallel_over_pcie" : "model_parallel_beyond_four",
+            {{"tp", D(q.parallel.tp)}, {"scaling_efficiency", scaling}},
+            std::to_string(q.parallel.tp) + "-way tensor parallel" + (pcie ? " over PCIe" : "") +
+                " loses speed to its per-layer all-reduces" +
+                (r.workload.IsTraining()
+                     ? " (scaling efficiency " + std::to_string(std::lround(scaling * 100)) + "%)"
+                     : std::string()) +
+                ": a card with more memory needs less of it"});
+      }
+    }
+  }
+  // Almost fits: the single change that makes a rejected card's closest setup fit.
+  for (const PlanRejection& rej : out->rejected) {
+    if (rej.code != "exceeds_memory") continue;
+    const auto it = searches.find(rej.gpu_id);
+    if (it == searches.end() || !it->second.closest) continue;
+    const Request& q = *it->second.closest;
+    if (it->second.closest_need > 1.3 * q.gpu.memory_bytes) continue;
+    for (const Lever& l : MemoryLevers(q, it->second.closest_need / (1 + q.headroom))) {
+      if (!l.fits) continue;
+      advice.push_back(Note{"lever_makes_it_fit",
+                            {{"count", D(q.parallel.gpus)}, {"saved_bytes", l.saved_bytes}},
+                            q.gpu.name + " almost fits on " + std::to_string(q.parallel.gpus) +
+                                " cards: setting " + l.path + " to " + l.value +
+                                " makes it fit, at a cost: " + l.cost,
+                            l.path});
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> PlanCounts(int64_t max_gpus, int64_t gpus_per_node) {
@@ -316,6 +413,7 @@ PlanResult Plan(const Request& base, const std::vector<GpuSpec>& cards,
                 const PlanOptions& options) {
   PlanResult out;
   const ParamCounts c = CountParams(base.model);
+  std::map<std::string, CardSearch> searches;
   for (const GpuSpec& g : cards) {
     std::string code;
     const std::string site = SiteProblem(base, g, &code);
@@ -326,6 +424,7 @@ PlanResult Plan(const Request& base, const std::vector<GpuSpec>& cards,
     CardSearch cs = base.workload.IsTraining() ? SearchTraining(base, g, c, options)
                                                : SearchServing(base, g, c, options);
     out.setups_evaluated += cs.evaluated;
+    searches[g.id] = cs;
     if (cs.best) {
       cs.best->rank_reason = RankReason(base, *cs.best);
       out.recommendations.push_back(std::move(*cs.best));
@@ -350,6 +449,7 @@ PlanResult Plan(const Request& base, const std::vector<GpuSpec>& cards,
                      if (Better(b.key, a.key)) return false;
                      return a.request.gpu.id < b.request.gpu.id;  // deterministic tie-break
                    });
+  Advise(base, searches, &out);
   return out;
 }
 

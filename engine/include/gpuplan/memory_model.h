@@ -41,6 +41,7 @@ struct MemoryInput {
   const Parallel& parallel;
   const GpuSpec& gpu;
   const RuntimeOptions& runtime;
+  bool with_detail = true;  ///< false skips MemoryResult::detail (the planner's quick checks)
 };
 
 /// The memory estimate with the working behind each figure.

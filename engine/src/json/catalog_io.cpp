@@ -23,7 +23,8 @@ bool IsKebabId(const std::string& id) {
 
 std::optional<Json> ParseText(std::string_view text, const char* root, Diagnostics* errors) {
   Diagnostics parse_errors;
-  auto doc = ParseJson(text, std::string(root) + ".json", &parse_errors);
+  // A team's catalog may list thousands of cards: allow 64 MiB, not a request's 8.
+  auto doc = ParseJson(text, std::string(root) + ".json", &parse_errors, size_t{64} << 20);
   for (auto& e : parse_errors) errors->push_back(std::move(e));
   if (doc && !doc->is_object()) {
     errors->push_back({"wrong_type", "", std::string(root) + ".json must be an object"});

@@ -229,11 +229,12 @@ void Fields::RejectUnknown() {
 
 namespace gpuplan::json_io {
 
-std::optional<Json> ParseJson(std::string_view text, const std::string& what, Diagnostics* errors) {
-  constexpr size_t kMaxBytes = 8u << 20;
+std::optional<Json> ParseJson(std::string_view text, const std::string& what, Diagnostics* errors,
+                              size_t max_bytes) {
   constexpr int kMaxDepth = 64;
-  if (text.size() > kMaxBytes) {
-    errors->push_back({"too_large", "", what + " is larger than 8 MiB"});
+  if (text.size() > max_bytes) {
+    errors->push_back(
+        {"too_large", "", what + " is larger than " + std::to_string(max_bytes >> 20) + " MiB"});
     return std::nullopt;
   }
   int depth = 0;

@@ -93,8 +93,9 @@ class Fields {
 
 namespace gpuplan::json_io {
 
-/// Parses JSON text without exceptions. Nesting deeper than 64 levels or text over 8 MiB is
-/// refused before parsing: the recursive parser would otherwise exhaust the (WASM) stack.
-std::optional<Json> ParseJson(std::string_view text, const std::string& what, Diagnostics* errors);
+/// Parses JSON text without exceptions. Nesting deeper than 64 levels or text over `max_bytes`
+/// is refused before parsing: the recursive parser would otherwise exhaust the (WASM) stack.
+std::optional<Json> ParseJson(std::string_view text, const std::string& what, Diagnostics* errors,
+                              size_t max_bytes = size_t{8} << 20);
 
 }  // namespace gpuplan::json_io

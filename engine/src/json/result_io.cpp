@@ -229,7 +229,7 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
   Json recs = Json::array();
   for (const PlanChoice& c : plan.recommendations) {
     const Request& q = c.request;
-    const Estimate e = EstimateSetup(q);
+    const Estimate e = EstimateSetup(q, /*with_levers=*/false);  // the plan already chose
     const Parallel& p = q.parallel;
     recs.push_back(
         {{"gpu", q.gpu.id},
