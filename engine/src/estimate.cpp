@@ -345,8 +345,10 @@ void AddServing(const Request& r, Estimate* e) {
   };
   ServingEstimate& s = e->serving;
   s.at_request = at(r.workload.concurrency);
-  const double ttft_target = r.constraints.ttft_ms / 1e3;
-  const double tpot_target = r.constraints.tpot_ms / 1e3;
+  // Offline batch jobs have no latency target: the batch grows until memory is full.
+  const bool offline = r.workload.mode == InferenceMode::kOffline;
+  const double ttft_target = offline ? 0 : r.constraints.ttft_ms / 1e3;
+  const double tpot_target = offline ? 0 : r.constraints.tpot_ms / 1e3;
   const auto meets = [&](const InferencePerf& p) {
     return (ttft_target <= 0 || p.ttft_s <= ttft_target) &&
            (tpot_target <= 0 || p.tpot_s <= tpot_target);

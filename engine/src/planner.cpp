@@ -230,66 +230,80 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
   CardSearch cs;
   const int64_t max_gpus = base.constraints.max_gpus > 0 ? base.constraints.max_gpus : 64;
   const std::string o = Objective(base);
+  // Weight formats: the request's, and with constraints.quantize the lighter ones a serving
+  // engine runs (fp8 where the card has the units, int8, AWQ int4).
+  std::vector<WeightFormat> formats = {base.precision.weights};
+  if (base.constraints.quantize) {
+    for (WeightFormat f : {WeightFormat::kFp8, WeightFormat::kInt8, WeightFormat::kAwqInt4}) {
+      if (f == WeightFormat::kFp8 && g.fp8_flops <= 0) continue;
+      if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
+    }
+  }
   for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(max_gpus, g.gpus_per_node)); tp *= 2) {
-    Request q = base;
-    q.gpu = g;
-    q.parallel = Parallel{};
-    q.parallel.gpus = tp;
-    q.parallel.tp = tp;
-    if (!CheckLayout(base.model, q.parallel).empty()) continue;
-    Request one = q;
-    one.workload.concurrency = 1;
-    const FitCheck f = CheckFit(one, c);
-    ++cs.evaluated;
-    Track(&cs, one, f);
-    if (!f.fits) continue;
-    cs.fit_any = true;
-    const Estimate e = EstimateSetup(q, /*with_levers=*/false);
-    cs.evaluated += 20;  // the concurrency search
-    const int64_t per_replica = e.serving.max_concurrency;
-    if (per_replica == 0) {
-      cs.last_constraint_code = "misses_latency_targets";
-      cs.last_constraint = "not even one sequence meets the TTFT/TPOT targets";
-      continue;
-    }
-    const int64_t wanted = base.workload.concurrency;
-    const int64_t replicas = (wanted + per_replica - 1) / per_replica;
-    const int64_t n = replicas * tp;
-    if (n > max_gpus) {
-      cs.last_constraint_code = "exceeds_max_gpus";
-      cs.last_constraint = "serving the requested concurrency needs more than max_gpus cards";
-      continue;
-    }
-    if (base.constraints.node_power_w > 0 && NodeWatts(g, n) > base.constraints.node_power_w) {
-      continue;
-    }
-    Request sized = q;
-    sized.workload.concurrency = (wanted + replicas - 1) / replicas;  // per replica
-    const Estimate at = EstimateSetup(sized, false);
-    const double per_card = at.serving.at_request.decode_tokens_per_s_total / D(tp);
-    const double tpot = at.serving.at_request.tpot_s;
-    const double price = q.usd_per_gpu_hour >= 0 ? q.usd_per_gpu_hour : g.usd_per_hour.value_or(-1);
-    const double cost_per_mtok =
-        price < 0 || per_card <= 0 ? kInf : price / (per_card * 3600) * 1e6;
-    std::vector<double> key;
-    if (o == "time") {
-      key = {tpot, D(n)};
-    } else if (o == "cost") {
-      key = {cost_per_mtok, D(n)};
-    } else if (o == "count") {
-      key = {D(n), -per_card};
-    } else if (o == "power") {
-      key = {D(n) * g.board_power_w, -per_card};
-    } else {
-      key = {-per_card, D(n)};  // seed 003: serving by throughput per card at the target
-    }
-    if (!cs.best || Better(key, cs.best->key)) {
-      PlanChoice choice;
-      choice.request = sized;
-      choice.count = n;
-      choice.replicas = replicas;
-      choice.key = key;
-      cs.best = std::move(choice);
+    for (WeightFormat format : formats) {
+      Request q = base;
+      q.gpu = g;
+      q.parallel = Parallel{};
+      q.parallel.gpus = tp;
+      q.parallel.tp = tp;
+      q.precision.weights = format;
+      if (format == WeightFormat::kAwqInt4) q.precision.quant = {128, true};
+      if (!CheckLayout(base.model, q.parallel).empty()) continue;
+      Request one = q;
+      one.workload.concurrency = 1;
+      const FitCheck f = CheckFit(one, c);
+      ++cs.evaluated;
+      Track(&cs, one, f);
+      if (!f.fits) continue;
+      cs.fit_any = true;
+      const Estimate e = EstimateSetup(q, /*with_levers=*/false);
+      cs.evaluated += 20;  // the concurrency search
+      const int64_t per_replica = e.serving.max_concurrency;
+      if (per_replica == 0) {
+        cs.last_constraint_code = "misses_latency_targets";
+        cs.last_constraint = "not even one sequence meets the TTFT/TPOT targets";
+        continue;
+      }
+      const int64_t wanted = base.workload.concurrency;
+      const int64_t replicas = (wanted + per_replica - 1) / per_replica;
+      const int64_t n = replicas * tp;
+      if (n > max_gpus) {
+        cs.last_constraint_code = "exceeds_max_gpus";
+        cs.last_constraint = "serving the requested concurrency needs more than max_gpus cards";
+        continue;
+      }
+      if (base.constraints.node_power_w > 0 && NodeWatts(g, n) > base.constraints.node_power_w) {
+        continue;
+      }
+      Request sized = q;
+      sized.workload.concurrency = (wanted + replicas - 1) / replicas;  // per replica
+      const Estimate at = EstimateSetup(sized, false);
+      const double per_card = at.serving.at_request.decode_tokens_per_s_total / D(tp);
+      const double tpot = at.serving.at_request.tpot_s;
+      const double price =
+          q.usd_per_gpu_hour >= 0 ? q.usd_per_gpu_hour : g.usd_per_hour.value_or(-1);
+      const double cost_per_mtok =
+          price < 0 || per_card <= 0 ? kInf : price / (per_card * 3600) * 1e6;
+      std::vector<double> key;
+      if (o == "time") {
+        key = {tpot, D(n)};
+      } else if (o == "cost") {
+        key = {cost_per_mtok, D(n)};
+      } else if (o == "count") {
+        key = {D(n), -per_card};
+      } else if (o == "power") {
+        key = {D(n) * g.board_power_w, -per_card};
+      } else {
+        key = {-per_card, D(n)};  // seed 003: serving by throughput per card at the target
+      }
+      if (!cs.best || Better(key, cs.best->key)) {
+        PlanChoice choice;
+        choice.request = sized;
+        choice.count = n;
+        choice.replicas = replicas;
+        choice.key = key;
+        cs.best = std::move(choice);
+      }
     }
   }
   return cs;

@@ -182,3 +182,46 @@ TEST(PlanApi, ContractShape) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(Plan, QuantizedServingOnlyWhenAllowed) {
+  // Llama 3.1 70B serving on L40S cards: in bf16 (141 GB) a replica needs 4 cards; allowed to
+  // quantise, AWQ int4 (about 37 GB) serves from fewer cards per replica and more tokens/s per
+  // card, so it wins the default objective.
+  testing::Json req = {{"model", {{"preset", "llama-3.1-70b"}}},
+                       {"workload",
+                        {{"kind", "inference"},
+                         {"prompt_tokens", 1024},
+                         {"output_tokens", 256},
+                         {"concurrency", 16}}},
+                       {"constraints", {{"max_gpus", 16}}}};
+  const std::vector<GpuSpec> cards = {*Catalog().FindGpu("l40s-48gb")};
+  const PlanResult plain = Plan(Parse(req), cards);
+  ASSERT_EQ(plain.recommendations.size(), 1u);
+  EXPECT_EQ(plain.recommendations[0].request.precision.weights, WeightFormat::kBf16);
+  req["constraints"]["quantize"] = true;
+  const PlanResult quantised = Plan(Parse(req), cards);
+  ASSERT_EQ(quantised.recommendations.size(), 1u);
+  EXPECT_EQ(quantised.recommendations[0].request.precision.weights, WeightFormat::kAwqInt4);
+  EXPECT_LT(quantised.recommendations[0].request.parallel.tp,
+            plain.recommendations[0].request.parallel.tp);
+}
+
+TEST(Serving, OfflineIgnoresLatencyTargets) {
+  testing::Json req = {{"model", {{"preset", "llama-3.1-8b"}}},
+                       {"workload",
+                        {{"kind", "inference"},
+                         {"prompt_tokens", 2048},
+                         {"output_tokens", 512},
+                         {"mode", "offline"}}},
+                       {"constraints", {{"tpot_ms", 1}}},
+                       {"gpu", "h100-sxm-80gb"}};
+  const testing::Json r = testing::Result(req);
+  // A 1 ms TPOT is out of reach, but an offline batch has no latency target: memory decides.
+  EXPECT_GT(r["performance"]["inference"]["max_concurrency"].get<int64_t>(), 100);
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -24,6 +24,7 @@ struct Constraints {
   double deadline_s = 0;
   double ttft_ms = 0;
   double tpot_ms = 0;
+  bool quantize = false;  ///< plan may try lighter weight formats for serving
 };
 
 /// One validated request with every default filled in.

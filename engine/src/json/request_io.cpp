@@ -488,6 +488,7 @@ void ReadConstraints(const Json* v, const LoadedCatalog& cat, const ReadContext&
   c.deadline_s = r.Number("deadline_s", 1, 1e10).value_or(0);
   c.ttft_ms = r.Number("ttft_ms", 0.001, 1e8).value_or(0);
   c.tpot_ms = r.Number("tpot_ms", 0.001, 1e8).value_or(0);
+  c.quantize = r.Bool("quantize").value_or(false);
   r.RejectUnknown();
 }
 

@@ -253,7 +253,9 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
          {"grad_accum", q.workload.IsTraining() ? Json(q.workload.grad_accum) : Json(nullptr)},
          {"concurrency_per_replica",
           q.workload.IsTraining() ? Json(nullptr) : Json(q.workload.concurrency)},
-         {"precision", {{"weights", std::string(Name(q.precision.weights))}}},
+         {"precision",
+          {{"weights", std::string(Name(q.precision.weights))},
+           {"kv_cache", std::string(Name(q.precision.kv_cache))}}},
          {"estimate", EstimateBody(q, e, {})},
          {"rank_reason", c.rank_reason}});
   }
