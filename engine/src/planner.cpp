@@ -162,17 +162,19 @@ CardSearch SearchTraining(const Request& base, const GpuSpec& g, const ParamCoun
         const std::vector<int64_t> zeros =
             dp > 1 ? std::vector<int64_t>{0, 1, 2, 3} : std::vector<int64_t>{0};
         if (opt.prune) {
-          // Memory grows with the micro-batch and full recomputation keeps the least: if no
-          // ZeRO stage fits the smallest micro-batch with full recomputation, nothing here does.
+          // Memory never shrinks as the micro-batch grows (activations, logits, and in-flight
+          // micro-batches x micro-batch = min(pp x mb, batch / dp)): if no ZeRO stage and
+          // recomputation fits the smallest micro-batch, nothing of this shape does.
           bool any = false;
-          const auto smallest = *std::min_element(batches.begin(), batches.end());
+          const auto [mb, ga] = *std::min_element(batches.begin(), batches.end());
           for (int64_t z : zeros) {
-            const auto [mb, ga] = smallest;
-            const Request q = WithSetup(base, g, n, {tp, pp, z, mb, ga, Recompute::kFull});
-            const FitCheck f = CheckFit(q, c);
-            ++cs.evaluated;
-            Track(&cs, q, f);
-            any = any || f.fits;
+            for (Recompute rc : recomputes) {
+              const Request q = WithSetup(base, g, n, {tp, pp, z, mb, ga, rc});
+              const FitCheck f = CheckFit(q, c);
+              ++cs.evaluated;
+              Track(&cs, q, f);
+              any = any || f.fits;
+            }
           }
           if (!any) continue;
           // No setup of this shape can run faster than its compute and pipeline bubble.
