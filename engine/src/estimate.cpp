@@ -76,6 +76,11 @@ void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
          "the model's local layers attend to " + std::to_string(m.sliding_window) +
              " tokens only; the KV cache is counted as full attention, an upper bound");
   }
+  if (p.cp > 1 || p.ep > 1) {
+    warn("parallel_communication_not_modelled", {{"cp", D(p.cp)}, {"ep", D(p.ep)}},
+         "context-parallel ring attention and expert-parallel all-to-all traffic are not in the "
+         "time estimate: it is optimistic for cp or ep above 1");
+  }
   if (r.workload.IsTraining() && r.workload.seq_len % p.cp != 0) {
     warn("seq_len_not_divisible_by_cp", {{"seq_len", D(r.workload.seq_len)}, {"cp", D(p.cp)}},
          "context parallel splits the sequence evenly; seq_len is not a multiple of cp");
@@ -316,7 +321,10 @@ void AddTraining(const Request& r, Estimate* e) {
        {"dp_bandwidth_bytes_per_s", t.dp_bandwidth},
        {"tp_bandwidth_bytes_per_s", t.tp_bandwidth}},
       {"compute efficiency: " + eff.basis,
-       "data-parallel buckets overlap the backward pass (all of compute under ZeRO-3)",
+       "data-parallel traffic overlaps the last micro-batch's backward pass (ZeRO-3: every "
+       "micro-batch's compute)",
+       "pipeline stages: the busiest one (ceil(L/pp) layers, the last with the head) sets "
+       "the pace",
        "links run at 80% of their rated bandwidth (NCCL bus bandwidth)",
        t.dp_crosses_nodes ? "data parallelism crosses nodes: the inter-node network carries it"
                           : "data parallelism stays inside one node"}};
@@ -328,18 +336,37 @@ void AddTraining(const Request& r, Estimate* e) {
 
 bool FitsAt(const Request& r, const Estimate& e, int64_t concurrency) {
   Request q = r;
-  q.workload.concurrency = concurrency;
+  q.workload.SetConcurrency(concurrency);
   const MemoryResult m = MemoryOf(q, e.params, /*with_detail=*/false);
   return m.per_gpu.Total() * (1 + r.headroom) <= r.gpu.memory_bytes;
+}
+
+// What one tensor-parallel rank reads per decode step across all pipeline stages: its share of
+// every weight but the untied embedding table (a lookup reads only the batch's rows), and the
+// KV cache per token of context.
+std::pair<double, double> DecodeReads(const Request& r, const ParamCounts& c) {
+  Request one = r;
+  one.parallel.pp = 1;
+  one.parallel.zero = 0;
+  one.parallel.gpus = r.parallel.tp * r.parallel.cp;
+  const MemoryResult m = MemoryOf(one, c);
+  double weights = m.per_gpu.weights;
+  if (!r.model.tied_embeddings) {
+    const FormatBits b = Bits(r.precision.weights, r.precision.quant);
+    const bool fp32 =
+        r.precision.weights == WeightFormat::kFp32 || r.precision.weights == WeightFormat::kTf32;
+    const double bits = b.embeddings_16bit ? (fp32 ? 32 : 16) : b.embedding_bits;
+    weights -= D(r.model.vocab) * D(r.model.hidden) * bits / 8 / D(r.parallel.tp);
+  }
+  const auto kv = m.detail.find("kv_cache.bytes_per_token");
+  return {weights, kv == m.detail.end() ? 0.0 : kv->second};
 }
 
 void AddServing(const Request& r, Estimate* e) {
   e->has_serving = true;
   Request safe = r;
   safe.parallel = SafeLayout(r.parallel);
-  const double weights = e->memory.per_gpu.weights;
-  const auto kv_it = e->memory.detail.find("kv_cache.bytes_per_token");
-  const double kv_token = kv_it == e->memory.detail.end() ? 0 : kv_it->second;
+  const auto [weights, kv_token] = DecodeReads(safe, e->params);
   const auto at = [&](int64_t c) {
     return EstimateInference(safe, e->params, c, weights, kv_token);
   };
@@ -353,7 +380,8 @@ void AddServing(const Request& r, Estimate* e) {
     return (ttft_target <= 0 || p.ttft_s <= ttft_target) &&
            (tpot_target <= 0 || p.tpot_s <= tpot_target);
   };
-  s.meets_targets = meets(s.at_request);
+  // A setup that does not fit meets no target.
+  s.meets_targets = meets(s.at_request) && e->fits;
   // Memory and latency both grow with concurrency, so the largest acceptable one is found by
   // doubling, then bisecting.
   const auto ok = [&](int64_t c) {
@@ -394,8 +422,10 @@ void AddServing(const Request& r, Estimate* e) {
       {{"prompt_tokens", D(r.workload.prompt_tokens)}, {"prefill_efficiency", eff.prefill_compute}},
       {}};
   x[base + "max_concurrency"] = {
-      "largest number of sequences per replica whose memory fits with the headroom and whose "
-      "TTFT and TPOT meet the targets",
+      offline ? "largest number of sequences per replica whose memory fits with the headroom "
+                "(offline: no latency target)"
+              : "largest number of sequences per replica whose memory fits with the headroom "
+                "and whose TTFT and TPOT meet the targets",
       {{"ttft_target_ms", r.constraints.ttft_ms}, {"tpot_target_ms", r.constraints.tpot_ms}},
       {}};
   x[base + "decode_tokens_per_s_total"] = {"concurrency / TPOT", {}, {}};
@@ -462,7 +492,7 @@ void AddCost(const Request& r, Estimate* e) {
   } else if (e->has_serving) {
     tokens_per_s = e->serving.at_request.decode_tokens_per_s_total;
   }
-  c.usd_per_million_tokens = tokens_per_s > 0 ? c.usd_per_hour / (tokens_per_s * 3600) * 1e6 : 0;
+  c.usd_per_million_tokens = tokens_per_s > 0 ? c.usd_per_hour / (tokens_per_s * 3600) * 1e6 : -1;
   e->explain["/cost/usd_per_hour"] = {
       "price per GPU-hour x gpus",
       {{"usd_per_gpu_hour", price}},

@@ -43,14 +43,15 @@ double IntraNodeBandwidth(const GpuSpec& g) {
 }
 
 // A ring collective spanning nodes runs one ring per NIC, and each ring crosses a node
-// boundary once: the node's whole network carries it, forwarded inside the node over the GPU
-// links. Each GPU therefore sees min(its link, the node's network bandwidth).
-double InterNodeBandwidth(const GpuSpec& g) {
+// boundary once: the node's network carries it, forwarded inside the node over the GPU links.
+// Each GPU therefore sees min(its link, the node's network bandwidth), shared by the
+// `groups` collectives of the node that run at the same time (one per model-parallel rank).
+double InterNodeBandwidth(const GpuSpec& g, int64_t groups) {
   const double per_gpu = g.inter_node_bytes_per_s > 0
                              ? g.inter_node_bytes_per_s
                              : 12.5 * kGB / D(std::max<int64_t>(1, g.gpus_per_node));
   const double node = per_gpu * D(std::max<int64_t>(1, g.gpus_per_node)) * kLinkEfficiency;
-  return std::min(IntraNodeBandwidth(g), node);
+  return std::min(IntraNodeBandwidth(g), node / D(std::max<int64_t>(1, groups)));
 }
 
 // Ring all-reduce of `bytes` over n ranks: a latency that grows with log2(n), then
@@ -79,13 +80,13 @@ Efficiencies DefaultEfficiencies(const GpuSpec& gpu) {
   const std::string& gen = gpu.generation;
   if (gen == "hopper" || gen == "blackwell") {
     e.train_compute = 0.45;
-    e.decode_bandwidth = 0.70;
+    e.decode_bandwidth = 0.66;
     e.prefill_compute = 0.45;
     e.basis = gen == "hopper" ? "fitted on H100 training runs (llm-foundry)"
                               : "no Blackwell measurement: Hopper's fitted values";
   } else if (gen == "ampere" || gen == "ada") {
     e.train_compute = 0.58;
-    e.decode_bandwidth = 0.70;
+    e.decode_bandwidth = 0.66;
     e.prefill_compute = 0.58;
     e.basis = gen == "ampere" ? "fitted on A100 training runs and decode benchmarks"
                               : "fitted on A100 training and RTX 4090 decode benchmarks";
@@ -95,9 +96,9 @@ Efficiencies DefaultEfficiencies(const GpuSpec& gpu) {
     e.prefill_compute = 0.45;
     e.basis = "no measurement for this generation: a conservative default";
   }
-  // FP8 training: llm-foundry's MPT-3B runs on H100 gain 1.15-1.18x over bf16 for a 2x peak,
-  // i.e. 0.58 of the fp8 peak's gain.
-  e.fp8_factor = 0.58;
+  // FP8 training: llm-foundry's MPT-3B runs on H100 gain 1.15-1.18x over bf16 for a 2x fp8
+  // peak: 0.16 of the peak's extra.
+  e.fp8_factor = 0.16;
   return e;
 }
 
@@ -129,59 +130,89 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
   const Parallel& p = r.parallel;
   const Workload& w = r.workload;
   const GpuSpec& g = r.gpu;
+  const ModelSpec& m = r.model;
   const Efficiencies eff = DefaultEfficiencies(g);
   TrainingPerf t;
   t.flops = TrainingFlopsPerToken(r, c);
   t.peak_flops = MatmulPeak(g, r.precision.weights, true);
   t.efficiency = eff.train_compute;
-  if (r.precision.weights == WeightFormat::kFp8 && g.fp8_flops > 0) {
-    t.efficiency *= eff.fp8_factor;
+  if (r.precision.weights == WeightFormat::kFp8 && g.fp8_flops > 0 && Bf16Peak(g) > 0) {
+    // FP8 gains a fraction of its peak's advantage over bf16 (fp8_factor); a card whose fp8
+    // peak equals its bf16 peak gains nothing, and fp8 is never slower than bf16.
+    const double ratio = g.fp8_flops / Bf16Peak(g);
+    const double achieved = Bf16Peak(g) * eff.train_compute * (1 + eff.fp8_factor * (ratio - 1));
+    t.efficiency = achieved / g.fp8_flops;
   }
+  const double achieved = t.peak_flops * t.efficiency;
+  const bool fp32 =
+      r.precision.weights == WeightFormat::kFp32 || r.precision.weights == WeightFormat::kTf32;
+  const double act_bytes = fp32 ? 4 : 2;
   const int64_t dp = std::max<int64_t>(1, p.Dp());
   const int64_t micro_batches = std::max<int64_t>(1, w.grad_accum);
   const double tokens_per_micro = D(w.micro_batch) * D(w.seq_len);
-  // Each GPU runs 1/(tp x pp x cp) of a micro-batch's FLOPs.
-  const double per_gpu_flops =
-      t.flops.hardware_per_token * tokens_per_micro / D(p.tp * p.pp * p.cp);
-  const double micro_s = per_gpu_flops / (t.peak_flops * t.efficiency);
-  t.compute_s = micro_s * D(micro_batches);
-  // 1F1B pipeline: p - 1 micro-batch slots of fill and drain (Narayanan et al. 2021).
-  t.bubble_s = micro_s * D(p.pp - 1);
+
+  // The busiest pipeline stage sets the pace: ceil(L/pp) layers on the first, the rest plus
+  // the head's matmul on the last.
+  const double head =
+      (w.IsPeft() ? 4 : 6) * D(m.vocab) * D(m.hidden) +
+      (r.techniques.recompute == Recompute::kFull ? 2 : 0) * D(m.vocab) * D(m.hidden);
+  const double per_layer = (t.flops.hardware_per_token - head) / D(m.layers);
+  const double first_layers = std::ceil(D(m.layers) / D(p.pp));
+  const double last_layers = std::max(0.0, D(m.layers) - D(p.pp - 1) * first_layers);
+  const double busiest = p.pp == 1
+                             ? t.flops.hardware_per_token
+                             : std::max(first_layers * per_layer, last_layers * per_layer + head);
+  const double micro_ideal =
+      t.flops.hardware_per_token * tokens_per_micro / D(p.tp * p.pp * p.cp) / achieved;
+  const double micro_stage = busiest * tokens_per_micro / D(p.tp * p.cp) / achieved;
+  t.compute_s = micro_ideal * D(micro_batches);
+  // 1F1B pipeline: p - 1 micro-batch slots of fill and drain (Narayanan et al. 2021), plus the
+  // busiest stage's excess over a balanced split.
+  t.bubble_s = micro_stage * D(p.pp - 1) + (micro_stage - micro_ideal) * D(micro_batches);
 
   // Tensor parallel: two all-reduces of the b x s x h activations per layer forward, two
   // backward, two more when full recomputation repeats the forward (Megatron-LM); on the
   // intra-node link when the tp group fits in a node.
-  t.tp_bandwidth = p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g);
+  t.tp_bandwidth = p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g, 1);
   if (p.tp > 1) {
-    const double act_bytes = tokens_per_micro / D(p.cp) * D(r.model.hidden) * 2;
-    const int per_layer = r.techniques.recompute == Recompute::kFull ? 6 : 4;
-    const double layers_per_stage = std::ceil(D(r.model.layers) / D(p.pp));
-    t.tp_comm_s = D(micro_batches) * layers_per_stage * per_layer *
-                  AllReduceSeconds(act_bytes, p.tp, t.tp_bandwidth, SlowLink(g, p.tp));
+    const double bytes = tokens_per_micro / D(p.cp) * D(m.hidden) * act_bytes;
+    const int calls = r.techniques.recompute == Recompute::kFull ? 6 : 4;
+    t.tp_comm_s = D(micro_batches) * first_layers * calls *
+                  AllReduceSeconds(bytes, p.tp, t.tp_bandwidth, SlowLink(g, p.tp));
   }
 
   // Data parallel: gradients all-reduced once a step (ZeRO-0/1), reduce-scattered plus
   // parameters all-gathered (ZeRO-2: same volume), or parameters all-gathered twice and
   // gradients reduce-scattered every micro-batch (ZeRO-3/FSDP: 1.5x, ZeRO paper section 7).
+  // Across nodes the tp x pp data-parallel groups of a node share its network.
   t.dp_crosses_nodes = p.gpus > g.gpus_per_node;
-  t.dp_bandwidth = t.dp_crosses_nodes ? InterNodeBandwidth(g) : IntraNodeBandwidth(g);
+  const int64_t groups_per_node = std::min(p.tp * p.pp, g.gpus_per_node);
+  t.dp_bandwidth =
+      t.dp_crosses_nodes ? InterNodeBandwidth(g, groups_per_node) : IntraNodeBandwidth(g);
   if (p.ShardGroup() > 1) {
     const int64_t n = p.ShardGroup();
     const double shard_params = D(c.total) / D(p.tp * p.pp);
     const double trainable =
-        w.IsPeft() ? D(LoraParams(r.model, w.lora_targets, w.lora_rank)) / D(p.tp * p.pp)
-                   : shard_params;
+        w.IsPeft() ? D(LoraParams(m, w.lora_targets, w.lora_rank)) / D(p.tp * p.pp) : shard_params;
+    // Gathered weights travel in their storage format (a QLoRA base in 4 bits); gradients in
+    // the compute type (fp32 adapters in 4 bytes).
+    const double weight_bytes =
+        fp32 ? 4
+             : (IsFloatTrainable(r.precision.weights)
+                    ? 2
+                    : Bits(r.precision.weights, r.precision.quant).bits_per_weight / 8);
+    const double grad_bytes = fp32 || (w.IsPeft() && r.precision.adapters_fp32) ? 4 : 2;
     const double ring = D(n - 1) / D(n);
     if (p.zero >= 3) {
-      // Gathering the (frozen or not) weights every micro-batch, reducing trainable grads.
-      t.dp_comm_s =
-          D(micro_batches) * ring * (2 * shard_params * 2 + trainable * 2) / t.dp_bandwidth;
+      t.dp_comm_s = D(micro_batches) * ring *
+                    (2 * shard_params * weight_bytes + trainable * grad_bytes) / t.dp_bandwidth;
     } else {
-      t.dp_comm_s = 2 * ring * trainable * 2 / t.dp_bandwidth;
+      t.dp_comm_s = 2 * ring * trainable * grad_bytes / t.dp_bandwidth;
     }
-    // Buckets are reduced while backward runs (2/3 of the compute; all of it under ZeRO-3,
-    // whose gathers prefetch during forward too): only what outlasts that is exposed.
-    const double hidden_behind = p.zero >= 3 ? t.compute_s : t.compute_s * 2 / 3;
+    // Buckets are reduced while backward runs: under ZeRO-0/1/2 once a step, during the last
+    // micro-batch's backward (2/3 of its compute); under ZeRO-3 every micro-batch, whose
+    // gathers also prefetch during forward. Only what outlasts that is exposed.
+    const double hidden_behind = p.zero >= 3 ? micro_stage * D(micro_batches) : micro_stage * 2 / 3;
     t.dp_exposed_s = std::max(0.0, t.dp_comm_s - hidden_behind);
   }
 
@@ -199,7 +230,7 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
 }
 
 InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
-                                double weight_bytes_per_gpu, double kv_bytes_per_token_per_gpu) {
+                                double weight_bytes_read, double kv_bytes_per_token) {
   const ModelSpec& m = r.model;
   const Workload& w = r.workload;
   const Parallel& p = r.parallel;
@@ -207,31 +238,34 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
   const Efficiencies eff = DefaultEfficiencies(g);
   InferencePerf out;
   const double batch = D(concurrency);
-  const double pp = D(p.pp);
   const double tp = D(p.tp);
   const double peak = MatmulPeak(g, r.precision.weights, false);
+  const double bandwidth = g.mem_bandwidth_bytes_per_s * eff.decode_bandwidth;
   const double matmul_params =
       D(c.active) - D(c.embedding) + (m.tied_embeddings ? D(m.vocab * m.hidden) : 0);
   const double qo_width = D(m.QueryWidth() + m.AttnOutWidth());
-  const double tp_bw = p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g);
+  const double tp_bw = p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g, 1);
 
-  // Decode: every step reads this GPU's weights (MoE: only the experts the batch routes to)
-  // and the batch's KV cache; stages run one after another, so a token passes all of them.
-  double weights = weight_bytes_per_gpu * pp;
+  // Decode: a token passes every stage, reading each tensor-parallel rank's weights (MoE:
+  // only the experts the batch routes to) and the batch's KV cache.
+  double weights = weight_bytes_read;
   if (m.IsMoe() && c.moe_layers > 0) {
-    const double experts = D(m.moe.experts) / D(p.ep);
+    const double ep = D(p.ep);
+    const double experts = D(m.moe.experts) / ep;
     const double k = D(m.moe.experts_per_token);
     // Distinct experts a batch touches: E (1 - (1 - k/E)^B) of this GPU's E.
     const double touched = experts * (1 - std::pow(1 - std::min(1.0, k / D(m.moe.experts)), batch));
-    const double expert_share =
-        D(c.moe_layers * c.moe_layer.expert_linear) / std::max(1.0, D(c.total));
-    weights *= (1 - expert_share) + expert_share * std::min(1.0, touched / experts);
+    // This GPU holds 1/ep of the experts and all the rest.
+    const double all_experts = D(c.moe_layers) * D(c.moe_layer.expert_linear);
+    const double local = all_experts / ep;
+    const double share = local / std::max(1.0, D(c.total) - all_experts + local);
+    weights *= (1 - share) + share * std::min(1.0, touched / experts);
   }
   const double context = D(w.prompt_tokens) + D(w.output_tokens) / 2;  // average over decode
-  const double kv = kv_bytes_per_token_per_gpu * pp * context * batch;
+  const double kv = kv_bytes_per_token * context * batch;
   out.bytes_per_step = weights + kv;
   out.flops_per_step = batch * (2 * matmul_params + 2 * D(m.layers) * context * qo_width) / tp;
-  const double mem_s = out.bytes_per_step / (g.mem_bandwidth_bytes_per_s * eff.decode_bandwidth);
+  const double mem_s = out.bytes_per_step / bandwidth;
   const double comp_s = out.flops_per_step / (peak * eff.prefill_compute);
   out.compute_bound = comp_s > mem_s;
   // Two all-reduces of the batch's hidden state per layer (attention and MLP outputs).
@@ -244,7 +278,7 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
   out.decode_tokens_per_s_total = batch * out.decode_tokens_per_s_per_seq;
 
   // Prefill of one prompt: 2N FLOPs per token plus causal attention, P^2 (q + o widths) per
-  // layer; compute-bound.
+  // layer; compute-bound, but never faster than reading the weights once.
   const double prompt = D(w.prompt_tokens);
   const double prefill_flops =
       (2 * matmul_params * prompt + D(m.layers) * prompt * prompt * qo_width) / tp;
@@ -252,7 +286,8 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
       p.tp > 1 ? 2 * D(m.layers) *
                      AllReduceSeconds(prompt * D(m.hidden) * 2, p.tp, tp_bw, SlowLink(g, p.tp))
                : 0;
-  out.ttft_s = prefill_flops / (peak * eff.prefill_compute) + prefill_comm;
+  out.ttft_s =
+      std::max(prefill_flops / (peak * eff.prefill_compute), weights / bandwidth) + prefill_comm;
   out.prefill_tokens_per_s = out.ttft_s > 0 ? prompt / out.ttft_s : 0;
   return out;
 }

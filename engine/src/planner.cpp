@@ -86,23 +86,18 @@ Request WithSetup(const Request& base, const GpuSpec& g, int64_t n, const Traini
   q.techniques.recompute = s.recompute;
   // Offloading is left to `estimate`: the time model does not price its PCIe traffic yet.
   q.techniques.offload_optimizer = q.techniques.offload_params = false;
+  q.techniques.offload_activations = false;
   q.runtime.reserve_bytes = base.runtime.reserve_bytes;  // < 0: the card's own reserve
   return q;
 }
 
 // Micro-batch / accumulation pairs that keep the tokens of a step: the request's global batch
 // when it gave one, else its micro_batch x grad_accum per data-parallel rank.
+// Micro-batch / accumulation pairs that make up the global batch on dp ranks.
 std::vector<std::pair<int64_t, int64_t>> BatchOptions(const Workload& w, int64_t dp) {
   std::vector<std::pair<int64_t, int64_t>> out;
-  if (w.global_batch > 0) {
-    for (int64_t mb = 1; mb <= w.global_batch; mb *= 2) {
-      if (w.global_batch % (mb * dp) == 0) out.emplace_back(mb, w.global_batch / (mb * dp));
-    }
-    return out;
-  }
-  const int64_t per_rank = w.micro_batch * w.grad_accum;
-  for (int64_t mb = w.micro_batch; mb >= 1; mb /= 2) {
-    if (per_rank % mb == 0) out.emplace_back(mb, per_rank / mb);
+  for (int64_t mb = 1; mb <= w.global_batch; mb *= 2) {
+    if (w.global_batch % (mb * dp) == 0) out.emplace_back(mb, w.global_batch / (mb * dp));
   }
   return out;
 }
@@ -123,14 +118,22 @@ double CostOf(const Request& q, const TrainingPerf& t) {
   return price < 0 ? kInf : price * D(q.parallel.gpus) * t.time_s / 3600;
 }
 
-CardSearch SearchTraining(const Request& base, const GpuSpec& g, const ParamCounts& c,
+CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamCounts& c,
                           const PlanOptions& opt) {
   CardSearch cs;
+  // The global batch stays fixed while the count varies (the contract): the request's, else
+  // its micro_batch x grad_accum x data-parallel ranks.
+  Request base = request;
+  if (base.workload.global_batch == 0) {
+    base.workload.global_batch = base.workload.micro_batch * base.workload.grad_accum *
+                                 std::max<int64_t>(1, request.parallel.Dp());
+  }
   const int64_t max_gpus = base.constraints.max_gpus > 0 ? base.constraints.max_gpus : 64;
   std::vector<int64_t> counts = PlanCounts(max_gpus, g.gpus_per_node);
   const std::string o = Objective(base);
   // Count-first keys are met first by the smallest count that works: search upwards and stop.
-  // Time and cost favour large counts: search downwards so the bound below prunes early.
+  // Time favours large counts: search downwards so the bound below prunes early (cost too,
+  // whose key is compared before each memory check).
   const bool count_first = o != "time" && o != "cost";
   if (!count_first) std::reverse(counts.begin(), counts.end());
   std::set<Recompute> recomputes = {base.techniques.recompute, Recompute::kFull};
@@ -143,9 +146,6 @@ CardSearch SearchTraining(const Request& base, const GpuSpec& g, const ParamCoun
   }();
   for (int64_t n : counts) {
     if (count_first && cs.best) break;
-    if (base.constraints.node_power_w > 0 && NodeWatts(g, n) > base.constraints.node_power_w) {
-      continue;
-    }
     for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(n, g.gpus_per_node)); tp *= 2) {
       for (int64_t pp = 1; tp * pp <= n && pp <= base.model.layers; pp *= 2) {
         if (n % (tp * pp) != 0) continue;
@@ -181,7 +181,7 @@ CardSearch SearchTraining(const Request& base, const GpuSpec& g, const ParamCoun
           if (cs.best && !count_first && o == "time") {
             const TrainingFlops f = TrainingFlopsPerToken(shape, c);
             const double lower = base.workload.tokens * f.model_per_token / (D(n) * peak_eff);
-            if (lower >= cs.best->key[0]) continue;
+            if (lower > cs.best->key[0]) continue;  // equal could still win on count
           }
         }
         for (int64_t z : zeros) {
@@ -198,7 +198,7 @@ CardSearch SearchTraining(const Request& base, const GpuSpec& g, const ParamCoun
               cs.fit_any = true;
               if (base.constraints.deadline_s > 0 && t.time_s > base.constraints.deadline_s) {
                 cs.last_constraint_code = "misses_deadline";
-                cs.last_constraint = "the fastest setup that fits takes longer than the deadline";
+                cs.last_constraint = "no setup that fits finishes within the deadline";
                 continue;
               }
               if (base.constraints.budget_usd > 0 && CostOf(q, t) > base.constraints.budget_usd) {
@@ -252,7 +252,7 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
       if (format == WeightFormat::kAwqInt4) q.precision.quant = {128, true};
       if (!CheckLayout(base.model, q.parallel).empty()) continue;
       Request one = q;
-      one.workload.concurrency = 1;
+      one.workload.SetConcurrency(1);
       const FitCheck f = CheckFit(one, c);
       ++cs.evaluated;
       Track(&cs, one, f);
@@ -266,7 +266,10 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
         cs.last_constraint = "not even one sequence meets the TTFT/TPOT targets";
         continue;
       }
-      const int64_t wanted = base.workload.concurrency;
+      // Online: enough replicas for the requested concurrency. Offline: one replica at the
+      // largest batch that fits (no latency target), which maximises throughput.
+      const bool offline = base.workload.mode == InferenceMode::kOffline;
+      const int64_t wanted = offline ? per_replica : base.workload.concurrency;
       const int64_t replicas = (wanted + per_replica - 1) / per_replica;
       const int64_t n = replicas * tp;
       if (n > max_gpus) {
@@ -274,11 +277,8 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
         cs.last_constraint = "serving the requested concurrency needs more than max_gpus cards";
         continue;
       }
-      if (base.constraints.node_power_w > 0 && NodeWatts(g, n) > base.constraints.node_power_w) {
-        continue;
-      }
       Request sized = q;
-      sized.workload.concurrency = (wanted + replicas - 1) / replicas;  // per replica
+      sized.workload.SetConcurrency((wanted + replicas - 1) / replicas);  // per replica
       const Estimate at = EstimateSetup(sized, false);
       const double per_card = at.serving.at_request.decode_tokens_per_s_total / D(tp);
       const double tpot = at.serving.at_request.tpot_s;
@@ -419,9 +419,17 @@ void Advise(const Request& r, const std::map<std::string, CardSearch>& searches,
 }  // namespace
 
 std::vector<int64_t> PlanCounts(int64_t max_gpus, int64_t gpus_per_node) {
+  // Powers of two, every whole number of nodes up to eight, then 2^j and 3 x 2^j nodes: the
+  // sizes clusters are bought and rented in, without a count list that grows with max_gpus.
   std::set<int64_t> counts;
   for (int64_t n = 1; n <= max_gpus; n *= 2) counts.insert(n);
-  for (int64_t n = gpus_per_node; n <= max_gpus; n += gpus_per_node) counts.insert(n);
+  for (int64_t k = 1; k <= 8 && k * gpus_per_node <= max_gpus; ++k) {
+    counts.insert(k * gpus_per_node);
+  }
+  for (int64_t k = 16; k * gpus_per_node <= max_gpus; k *= 2) {
+    counts.insert(k * gpus_per_node);
+    if (3 * k / 2 * gpus_per_node <= max_gpus) counts.insert(3 * k / 2 * gpus_per_node);
+  }
   return {counts.begin(), counts.end()};
 }
 
@@ -430,12 +438,20 @@ PlanResult Plan(const Request& base, const std::vector<GpuSpec>& cards,
   PlanResult out;
   const ParamCounts c = CountParams(base.model);
   std::map<std::string, CardSearch> searches;
-  for (const GpuSpec& g : cards) {
+  for (const GpuSpec& card : cards) {
     std::string code;
-    const std::string site = SiteProblem(base, g, &code);
+    const std::string site = SiteProblem(base, card, &code);
     if (!site.empty()) {
-      out.rejected.push_back({g.id, code, site});
+      out.rejected.push_back({card.id, code, site});
       continue;
+    }
+    // Under a node power limit, servers hold only the cards the limit feeds: partly filled
+    // nodes, and everything beyond them crosses the network.
+    GpuSpec g = card;
+    if (base.constraints.node_power_w > 0) {
+      const auto fed = static_cast<int64_t>(base.constraints.node_power_w /
+                                            (g.board_power_w * (1 + kNodeOverheadFraction)));
+      g.gpus_per_node = std::max<int64_t>(1, std::min(g.gpus_per_node, fed));
     }
     CardSearch cs = base.workload.IsTraining() ? SearchTraining(base, g, c, options)
                                                : SearchServing(base, g, c, options);

@@ -36,7 +36,11 @@ ReliabilityEstimate EstimateReliability(const Request& r, const ParamCounts& c,
   }
   if (w.IsPeft()) {
     const double adapters = static_cast<double>(LoraParams(r.model, w.lora_targets, w.lora_rank));
-    e.checkpoint_bytes = adapters * ((r.precision.adapters_fp32 ? 4 : 2) + moments);
+    // bf16 adapters carry an fp32 master copy unless master_weights is none.
+    const double adapter_master =
+        r.precision.adapters_fp32 || r.precision.master == MasterWeights::kNone ? 0 : 4;
+    e.checkpoint_bytes =
+        adapters * ((r.precision.adapters_fp32 ? 4 : 2) + adapter_master + moments);
   } else {
     e.checkpoint_bytes = static_cast<double>(c.total) * ((sixteen ? 2 : 4) + master + moments);
   }

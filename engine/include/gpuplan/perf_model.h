@@ -70,8 +70,11 @@ struct InferencePerf {
   double tp_comm_s = 0;        ///< per decode step
   bool compute_bound = false;  ///< decode limited by compute rather than bandwidth
 };
+/// `weight_bytes_read`: the weights one tensor-parallel rank reads per token across all
+/// pipeline stages (the untied embedding table excluded: only the batch's rows are read);
+/// `kv_bytes_per_token`: the KV cache per token of context on that rank, all layers.
 InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
-                                double weight_bytes_per_gpu, double kv_bytes_per_token_per_gpu);
+                                double weight_bytes_read, double kv_bytes_per_token);
 
 /// NCCL's achievable share of a link's bandwidth (bus bandwidth / link), an assumption.
 inline constexpr double kLinkEfficiency = 0.8;

@@ -44,7 +44,8 @@ struct PlanResult {
 PlanResult Plan(const Request& base, const std::vector<GpuSpec>& cards,
                 const PlanOptions& options = {});
 
-/// The counts tried for a card: powers of two and whole nodes, up to max_gpus.
+/// The counts tried for a card, up to max_gpus: powers of two, one to eight whole nodes, then
+/// 2^j and 3 x 2^(j-1) nodes.
 std::vector<int64_t> PlanCounts(int64_t max_gpus, int64_t gpus_per_node);
 
 }  // namespace gpuplan

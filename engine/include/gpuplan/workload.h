@@ -48,9 +48,16 @@ struct Workload {
   int64_t output_tokens = 256;
   int64_t concurrency = 1;
   InferenceMode mode = InferenceMode::kOnline;
-  int64_t prefill_chunk_tokens = 0;  ///< tokens prefilled in one forward pass
+  int64_t prefill_chunk_tokens = 0;    ///< tokens prefilled in one forward pass
+  int64_t prefill_chunk_limit = 8192;  ///< the cap on it (the request's, else 8192)
 
   bool IsTraining() const { return kind != WorkloadKind::kInference; }
+  /// Serves `c` sequences: the prefill chunk follows (all prompts, up to the limit).
+  void SetConcurrency(int64_t c) {
+    concurrency = c;
+    prefill_chunk_tokens =
+        prompt_tokens * c < prefill_chunk_limit ? prompt_tokens * c : prefill_chunk_limit;
+  }
   bool IsPeft() const { return kind == WorkloadKind::kLora || kind == WorkloadKind::kQlora; }
 };
 

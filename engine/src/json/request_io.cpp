@@ -199,8 +199,12 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
     // Serving engines prefill in chunks (vLLM's max_num_batched_tokens is a few thousand);
     // a whole batch of long prompts in one pass is what plain Hugging Face generate does.
     const int64_t all = w.prompt_tokens * w.concurrency;
-    w.prefill_chunk_tokens =
-        std::min(all, r.IntOr("prefill_chunk_tokens", std::min<int64_t>(all, 8192), 1, kBig));
+    w.prefill_chunk_limit = r.Has("prefill_chunk_tokens")
+                                ? r.Int("prefill_chunk_tokens", 1, kBig).value_or(8192)
+                                : 8192;
+    if (!r.Has("prefill_chunk_tokens"))
+      r.Default("prefill_chunk_tokens", std::min<int64_t>(all, 8192));
+    w.SetConcurrency(w.concurrency);
     norm["prefill_chunk_tokens"] = w.prefill_chunk_tokens;
     if (max_ctx > 0 && w.prompt_tokens + w.output_tokens > max_ctx) {
       out->warnings.push_back(
@@ -463,7 +467,7 @@ void ReadConstraints(const Json* v, const LoadedCatalog& cat, const ReadContext&
   Constraints& c = out->request.constraints;
   Json& norm = out->normalized["constraints"];
   Fields r(v, "/constraints", ctx, &norm);
-  c.max_gpus = r.Int("max_gpus", 1, kMaxGpus).value_or(0);
+  c.max_gpus = r.Int("max_gpus", 1, 65536).value_or(0);
   if (const Json* list = r.Raw("gpus")) {
     if (!list->is_array() || list->size() > 4096) {
       ctx.Error("wrong_type", "/constraints/gpus", "must be an array of at most 4096 catalog ids");

@@ -139,7 +139,8 @@ Json CostJson(const Estimate& e) {
   return {{"usd_per_gpu_hour", c.usd_per_gpu_hour},
           {"usd_per_hour", c.usd_per_hour},
           {"usd_total", e.has_training ? Json(c.usd_total) : Json(nullptr)},
-          {"usd_per_million_tokens", c.usd_per_million_tokens}};
+          {"usd_per_million_tokens",
+           c.usd_per_million_tokens >= 0 ? Json(c.usd_per_million_tokens) : Json(nullptr)}};
 }
 
 bool AllFinite(const Json& j) {
