@@ -33,6 +33,12 @@ StageLayers LayersOfStage(const ModelSpec& m, int64_t pp, int64_t stage) {
   const int64_t end = std::min(m.layers, begin + per_stage);
   s.begin = begin;
   s.end = end;
+  if (!m.IsMoe()) {
+    s.dense = std::max<int64_t>(0, end - begin);  // the planner's hot path: no loop
+    s.first = stage == 0;
+    s.last = stage == pp - 1;
+    return s;
+  }
   for (int64_t i = begin; i < end; ++i) {
     if (m.IsMoeLayer(i)) {
       ++s.moe;

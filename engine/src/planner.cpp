@@ -72,9 +72,10 @@ struct TrainingSetup {
   Recompute recompute;
 };
 
-Request WithSetup(const Request& base, const GpuSpec& g, int64_t n, const TrainingSetup& s) {
-  Request q = base;
-  q.gpu = g;
+// Sets a candidate's layout on a request that already holds the card: candidates are tried by
+// the thousand, so the request (strings and all) is reused rather than copied.
+void ApplySetup(Request* r, int64_t n, const TrainingSetup& s) {
+  Request& q = *r;
   q.parallel = Parallel{};
   q.parallel.gpus = n;
   q.parallel.tp = s.tp;
@@ -87,8 +88,6 @@ Request WithSetup(const Request& base, const GpuSpec& g, int64_t n, const Traini
   // Offloading is left to `estimate`: the time model does not price its PCIe traffic yet.
   q.techniques.offload_optimizer = q.techniques.offload_params = false;
   q.techniques.offload_activations = false;
-  q.runtime.reserve_bytes = base.runtime.reserve_bytes;  // < 0: the card's own reserve
-  return q;
 }
 
 // Micro-batch / accumulation pairs that keep the tokens of a step: the request's global batch
@@ -137,11 +136,11 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
   const bool count_first = o != "time" && o != "cost";
   if (!count_first) std::reverse(counts.begin(), counts.end());
   std::set<Recompute> recomputes = {base.techniques.recompute, Recompute::kFull};
+  Request q = base;  // the candidate, rewritten in place for every setup
+  q.gpu = g;
+  q.parallel = Parallel{};
   const double peak_eff = [&] {
-    Request probe = base;
-    probe.gpu = g;
-    probe.parallel = Parallel{};
-    const TrainingPerf one = EstimateTraining(probe, c);
+    const TrainingPerf one = EstimateTraining(q, c);
     return one.peak_flops * one.efficiency;
   }();
   for (int64_t n : counts) {
@@ -150,13 +149,11 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
       for (int64_t pp = 1; tp * pp <= n && pp <= base.model.layers; pp *= 2) {
         if (n % (tp * pp) != 0) continue;
         const int64_t dp = n / (tp * pp);
-        Request shape = base;
-        shape.gpu = g;
-        shape.parallel = Parallel{};
-        shape.parallel.gpus = n;
-        shape.parallel.tp = tp;
-        shape.parallel.pp = pp;
-        if (!CheckLayout(base.model, shape.parallel).empty()) continue;
+        Parallel shape;
+        shape.gpus = n;
+        shape.tp = tp;
+        shape.pp = pp;
+        if (!CheckLayout(base.model, shape).empty()) continue;
         const auto batches = BatchOptions(base.workload, dp);
         if (batches.empty()) continue;
         const std::vector<int64_t> zeros =
@@ -169,7 +166,7 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
           const auto [mb, ga] = *std::min_element(batches.begin(), batches.end());
           for (int64_t z : zeros) {
             for (Recompute rc : recomputes) {
-              const Request q = WithSetup(base, g, n, {tp, pp, z, mb, ga, rc});
+              ApplySetup(&q, n, {tp, pp, z, mb, ga, rc});
               const FitCheck f = CheckFit(q, c);
               ++cs.evaluated;
               Track(&cs, q, f);
@@ -179,7 +176,7 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
           if (!any) continue;
           // No setup of this shape can run faster than its compute and pipeline bubble.
           if (cs.best && !count_first && o == "time") {
-            const TrainingFlops f = TrainingFlopsPerToken(shape, c);
+            const TrainingFlops f = TrainingFlopsPerToken(q, c);
             const double lower = base.workload.tokens * f.model_per_token / (D(n) * peak_eff);
             if (lower > cs.best->key[0]) continue;  // equal could still win on count
           }
@@ -187,7 +184,7 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
         for (int64_t z : zeros) {
           for (Recompute rc : recomputes) {
             for (const auto& [mb, ga] : batches) {
-              const Request q = WithSetup(base, g, n, {tp, pp, z, mb, ga, rc});
+              ApplySetup(&q, n, {tp, pp, z, mb, ga, rc});
               const TrainingPerf t = EstimateTraining(q, c);
               const std::vector<double> key = TrainingKey(q, n, t, CostOf(q, t));
               if (opt.prune && cs.best && !Better(key, cs.best->key)) continue;
