@@ -302,15 +302,25 @@ int Main(int argc, char** argv) {
     std::cout << kMainHelp;
     return a.help ? 0 : 2;
   }
-  if (a.command == "estimate") {
-    if (a.help) return std::cout << kEstimateHelp, 0;
-    if (a.positional.size() > 1) return Fail("estimate takes one request file");
+  // estimate and plan: one request from a file or standard input, one envelope out.
+  const auto run_request = [&a](const char* help, const auto& call) {
+    if (a.help) return std::cout << help, 0;
+    if (a.positional.size() > 1) return Fail(a.command + " takes one request file");
     const std::string file = a.positional.empty() ? "-" : a.positional[0];
     const auto request = ReadFile(file);
     if (!request) return Fail("cannot read " + file);
     auto engine = LoadEngine(a);
     if (!engine) return 2;
-    return Emit(engine->Estimate(*request));
+    return Emit(call(*engine, *request));
+  };
+  if (a.command == "estimate") {
+    return run_request(kEstimateHelp, [](const gpuplan::Engine& e, const std::string& r) {
+      return e.Estimate(r);
+    });
+  }
+  if (a.command == "plan") {
+    return run_request(kPlanHelp,
+                       [](const gpuplan::Engine& e, const std::string& r) { return e.Plan(r); });
   }
   if (a.command == "catalog") {
     if (a.help) return std::cout << kCatalogHelp, 0;
@@ -327,16 +337,6 @@ int Main(int argc, char** argv) {
     auto engine = LoadEngine(a);
     if (!engine) return 2;
     return Validate(*engine, a.positional[0]);
-  }
-  if (a.command == "plan") {
-    if (a.help) return std::cout << kPlanHelp, 0;
-    if (a.positional.size() > 1) return Fail("plan takes one request file");
-    const std::string file = a.positional.empty() ? "-" : a.positional[0];
-    const auto request = ReadFile(file);
-    if (!request) return Fail("cannot read " + file);
-    auto engine = LoadEngine(a);
-    if (!engine) return 2;
-    return Emit(engine->Plan(*request));
   }
   return Fail("unknown command '" + a.command + "' (see gpuplan --help)");
 }

@@ -29,27 +29,34 @@ bool Engine::CatalogOk() const { return impl_->catalog_errors.empty(); }
 
 std::string Engine::CatalogVersion() const { return impl_->catalog.version; }
 
-std::string Engine::Estimate(std::string_view request_json) const {
-  if (!CatalogOk()) return json_io::DumpEnvelope(json_io::ErrorEnvelope(impl_->catalog_errors));
-  json_io::ParsedRequest parsed;
-  Diagnostics errors;
-  if (!json_io::ParseRequest(request_json, impl_->catalog, /*require_gpu=*/true, &parsed,
-                             &errors)) {
-    return json_io::DumpEnvelope(json_io::ErrorEnvelope(errors));
+// Parses a request against the catalog; on failure `*envelope` holds the error answer.
+bool Engine::Parse(std::string_view request_json, bool require_gpu, json_io::ParsedRequest* parsed,
+                   std::string* envelope) const {
+  if (!CatalogOk()) {
+    *envelope = json_io::DumpEnvelope(json_io::ErrorEnvelope(impl_->catalog_errors));
+    return false;
   }
+  Diagnostics errors;
+  if (!json_io::ParseRequest(request_json, impl_->catalog, require_gpu, parsed, &errors)) {
+    *envelope = json_io::DumpEnvelope(json_io::ErrorEnvelope(errors));
+    return false;
+  }
+  return true;
+}
+
+std::string Engine::Estimate(std::string_view request_json) const {
+  json_io::ParsedRequest parsed;
+  std::string envelope;
+  if (!Parse(request_json, /*require_gpu=*/true, &parsed, &envelope)) return envelope;
   const gpuplan::Estimate e = EstimateSetup(parsed.request);
   const json_io::Json result = json_io::EstimateToJson(parsed, e, impl_->catalog.version);
   return json_io::DumpEnvelope({{"ok", true}, {"result", result}});
 }
 
 std::string Engine::Plan(std::string_view request_json) const {
-  if (!CatalogOk()) return json_io::DumpEnvelope(json_io::ErrorEnvelope(impl_->catalog_errors));
   json_io::ParsedRequest parsed;
-  Diagnostics errors;
-  if (!json_io::ParseRequest(request_json, impl_->catalog, /*require_gpu=*/false, &parsed,
-                             &errors)) {
-    return json_io::DumpEnvelope(json_io::ErrorEnvelope(errors));
-  }
+  std::string envelope;
+  if (!Parse(request_json, /*require_gpu=*/false, &parsed, &envelope)) return envelope;
   const Request& r = parsed.request;
   // The cards to search: constraints.gpus, else a card the request names, else the catalog.
   std::vector<GpuSpec> cards;

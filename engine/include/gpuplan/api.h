@@ -8,6 +8,10 @@
 
 namespace gpuplan {
 
+namespace json_io {
+struct ParsedRequest;
+}  // namespace json_io
+
 /// Which part of the catalog `CatalogJson` prints.
 enum class CatalogPart { kAll, kGpus, kModels };
 
@@ -36,6 +40,9 @@ class Engine {
   std::string CatalogVersion() const;
 
  private:
+  bool Parse(std::string_view request_json, bool require_gpu, json_io::ParsedRequest* parsed,
+             std::string* envelope) const;
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
