@@ -321,10 +321,10 @@ void AddTraining(const Request& r, Estimate* e) {
        {"dp_bandwidth_bytes_per_s", t.dp_bandwidth},
        {"tp_bandwidth_bytes_per_s", t.tp_bandwidth}},
       {"compute efficiency: " + eff.basis,
-       "data-parallel traffic overlaps the last micro-batch's backward pass (ZeRO-3: every "
-       "micro-batch's compute)",
-       "pipeline stages: the busiest one (ceil(L/pp) layers, the last with the head) sets "
-       "the pace",
+       std::string("data-parallel traffic overlaps the last micro-batch's backward pass ") +
+           "(ZeRO-3: every micro-batch's compute)",
+       std::string("pipeline stages: the busiest one (ceil(L/pp) layers, the last with the ") +
+           "head) sets the pace",
        "links run at 80% of their rated bandwidth (NCCL bus bandwidth)",
        t.dp_crosses_nodes ? "data parallelism crosses nodes: the inter-node network carries it"
                           : "data parallelism stays inside one node"}};
