@@ -354,11 +354,8 @@ TEST(Buffers, FsdpGathersTwoLayersAndTheRootUnit) {
   // Llama 2 7B under ZeRO-3 on 64 GPUs: a layer is 4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096 =
   // 202,383,360 parameters; two gathered in bf16 = 809,533,440 bytes, plus the root unit
   // (embedding and lm_head, 2 x 32000 x 4096 x 2 = 524,288,000): 1,333,821,440 bytes.
-  Json req = {{"model", {{"preset", "llama-2-7b"}}},
-              {"workload", {{"kind", "full_finetune"}, {"micro_batch", 1}, {"seq_len", 512}}},
-              {"parallel", {{"gpus", 64}, {"zero", 3}}},
-              {"gpu", "h100-sxm-80gb"}};
-  EXPECT_EQ(Detail(Result(req), "buffers.gathered_units"), 1333821440);
+  EXPECT_EQ(Detail(Result(FullFinetune("llama-2-7b", 64, 3)), "buffers.gathered_units"),
+            1333821440);
 }
 
 TEST(TrainingState, OptimizerInBackwardKeepsOneGradient) {
@@ -470,13 +467,9 @@ TEST(Buffers, PlainDataParallelKeepsAFlatGradientCopy) {
   // all-reduce buckets; the docs put the saving of views at "the total gradients size":
   // Llama 2 7B in bf16, 6,738,415,616 x 2 = 13,476,831,232 bytes. ZeRO-1/2 reduce-scatter
   // through two 25 MiB buckets instead: 52,428,800.
-  Json req = {{"model", {{"preset", "llama-2-7b"}}},
-              {"workload", {{"kind", "full_finetune"}, {"micro_batch", 1}, {"seq_len", 512}}},
-              {"parallel", {{"gpus", 2}, {"zero", 0}}},
-              {"gpu", "h100-sxm-80gb"}};
-  EXPECT_EQ(Detail(Result(req), "buffers.gradient_buckets"), 13476831232);
-  req["parallel"]["zero"] = 2;
-  EXPECT_EQ(Detail(Result(req), "buffers.gradient_buckets"), 52428800);
+  EXPECT_EQ(Detail(Result(FullFinetune("llama-2-7b", 2, 0)), "buffers.gradient_buckets"),
+            13476831232);
+  EXPECT_EQ(Detail(Result(FullFinetune("llama-2-7b", 2, 2)), "buffers.gradient_buckets"), 52428800);
 }
 
 TEST(Moe, LayerPlacementFollowsEachFamily) {
