@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every test: format check, the accuracy report from the release CLI, then the sanitised debug
-# build (ASan + UBSan) and its CTest suite (unit, reference, CLI contract), whose summary ends
+# Every test: format check, the accuracy report from the release CLI, the WebAssembly build
+# checked against that CLI, then the sanitised debug build (ASan + UBSan) and its CTest suite (unit, reference, CLI contract), whose summary ends
 # the output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +16,12 @@ build/native-release/bin/gpuplan validate tests/reference/memory_cases.json
 
 echo "== native-release: benchmark (figures, no thresholds)"
 build/native-release/gpuplan_bench --benchmark_min_time=0.05
+
+echo "== wasm-release: the engine as WebAssembly, checked against the native CLI"
+cmake --preset wasm-release -DGPUPLAN_NATIVE_CLI="$PWD/build/native-release/bin/gpuplan" >/dev/null
+cmake --build --preset wasm-release -j"$(nproc)"
+ctest --preset wasm-release
+node tests/wasm/bench.mjs build/wasm-release/wasm
 
 echo "== native-debug (ASan + UBSan): every test"
 cmake --preset native-debug >/dev/null

@@ -366,7 +366,10 @@ void AddServing(const Request& r, Estimate* e) {
   e->has_serving = true;
   Request safe = r;
   safe.parallel = SafeLayout(r.parallel);
-  const auto [weights, kv_token] = DecodeReads(safe, e->params);
+  // Named, not structured bindings: the lambda below captures them (C++17).
+  const std::pair<double, double> reads = DecodeReads(safe, e->params);
+  const double weights = reads.first;
+  const double kv_token = reads.second;
   const auto at = [&](int64_t c) {
     return EstimateInference(safe, e->params, c, weights, kv_token);
   };

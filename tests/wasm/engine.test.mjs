@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+// The WebAssembly build answers as the native engine does: same envelope, same numbers, errors
+// as values (never a thrown number), and many calls without corrupting the module.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import path from 'node:path';
+
+const wasmDir = process.env.GPUPLAN_WASM_DIR;
+const srcDir = process.env.GPUPLAN_SOURCE_DIR;
+const nativeCli = process.env.GPUPLAN_NATIVE_CLI;  // set when a native build exists
+
+async function loadEngine() {
+  // Node has no fetch of a relative .wasm: hand the module its bytes (TOOLCHAIN section 3).
+  const { default: createGpuplan } = await import(pathToFileURL(path.join(wasmDir, 'gpuplan.mjs')).href);
+  const wasmBinary = await readFile(path.join(wasmDir, 'gpuplan.wasm'));
+  const mod = await createGpuplan({ wasmBinary });
+  const gpus = await readFile(path.join(srcDir, 'catalog/gpus.json'), 'utf8');
+  const models = await readFile(path.join(srcDir, 'catalog/models.json'), 'utf8');
+  const loaded = JSON.parse(mod.loadCatalog(gpus, models));
+  assert.equal(loaded.ok, true, JSON.stringify(loaded).slice(0, 300));
+  return mod;
+}
+
+const enginePromise = loadEngine();
+
+test('estimate answers the contract example with the hand-worked weights', async () => {
+  const mod = await enginePromise;
+  const request = await readFile(path.join(srcDir, 'tests/cli/contract_example.json'), 'utf8');
+  const env = JSON.parse(mod.estimate(request));
+  assert.equal(env.ok, true);
+  // Llama 3.1 8B in bf16 = 16,060,522,496 bytes + fp32 LoRA adapters 41,943,040 x 4.
+  assert.equal(env.result.memory.per_gpu_bytes.weights, 16228294656);
+});
+
+test('the WebAssembly and native engines give the same answers', { skip: !nativeCli }, async () => {
+  const mod = await enginePromise;
+  const cases = JSON.parse(await readFile(path.join(srcDir, 'tests/reference/memory_cases.json'), 'utf8'));
+  for (const c of cases.cases.slice(0, 12)) {
+    const text = JSON.stringify(c.request);
+    const wasm = JSON.parse(mod.estimate(text)).result;
+    const native = JSON.parse(execFileSync(nativeCli, ['estimate', '-'], { input: text }).toString());
+    assert.deepEqual(wasm.memory, native.memory, c.id);
+    assert.deepEqual(wasm.performance, native.performance, c.id);
+  }
+  const planRequest = JSON.stringify({ model: { preset: 'llama-3.1-8b' }, workload: { kind: 'qlora' },
+                                       constraints: { max_gpus: 8 } });
+  const wasmPlan = JSON.parse(mod.plan(planRequest)).result;
+  const nativePlan = JSON.parse(execFileSync(nativeCli, ['plan', '-'], { input: planRequest }).toString());
+  assert.deepEqual(wasmPlan.recommendations.map((r) => [r.gpu, r.count]),
+                   nativePlan.recommendations.map((r) => [r.gpu, r.count]));
+});
+
+test('bad input is an error envelope, never a thrown value, even thousands of times', async () => {
+  const mod = await enginePromise;
+  const deep = '['.repeat(100000);
+  for (let i = 0; i < 2000; ++i) {
+    for (const text of ['', '{', deep, '{"model": 3}', '{"workload": {"kind": "\u00ff"}}']) {
+      const env = JSON.parse(mod.estimate(text));
+      assert.equal(env.ok, false);
+      assert.ok(env.errors.length > 0);
+    }
+  }
+  // The module still answers after all that.
+  const ok = JSON.parse(mod.estimate(JSON.stringify({ model: { preset: 'llama-3.1-8b' },
+    workload: { kind: 'inference' }, gpu: 'h100-sxm-80gb' })));
+  assert.equal(ok.ok, true);
+  assert.match(mod.version(), /^\d+\.\d+\.\d+$/);
+});

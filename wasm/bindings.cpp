@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// The WebAssembly binding: the only includer of <emscripten/bind.h>. It forwards strings to
+// gpuplan::Engine, which never throws (C++ catch blocks are compiled out in this build, so the
+// engine's own discipline is the safety net: shared/TOOLCHAIN.md section 4).
+#include <emscripten/bind.h>
+
+#include <memory>
+#include <string>
+
+#include "gpuplan/api.h"
+
+namespace {
+
+std::unique_ptr<gpuplan::Engine>& Loaded() {
+  static std::unique_ptr<gpuplan::Engine> engine;
+  return engine;
+}
+
+constexpr const char* kNoCatalog =
+    R"({"ok":false,"errors":[{"code":"no_catalog","path":"","message":"call loadCatalog first"}]})";
+
+// Loads the catalog's gpus.json and models.json text; answers the catalog envelope.
+std::string LoadCatalog(const std::string& gpus_json, const std::string& models_json) {
+  Loaded() = std::make_unique<gpuplan::Engine>(gpus_json, models_json);
+  return Loaded()->Catalog(gpuplan::CatalogPart::kAll);
+}
+
+std::string Estimate(const std::string& request) {
+  return Loaded() ? Loaded()->Estimate(request) : kNoCatalog;
+}
+
+std::string Plan(const std::string& request) {
+  return Loaded() ? Loaded()->Plan(request) : kNoCatalog;
+}
+
+std::string Version() { return std::string(gpuplan::Version()); }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(gpuplan) {
+  emscripten::function("loadCatalog", &LoadCatalog);
+  emscripten::function("estimate", &Estimate);
+  emscripten::function("plan", &Plan);
+  emscripten::function("version", &Version);
+}
