@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: format check, the accuracy report from the release CLI, the WebAssembly build
-# checked against that CLI, then the sanitised debug build (ASan + UBSan) and its CTest suite (unit, reference, CLI contract), whose summary ends
-# the output.
+# checked against that CLI, then the sanitised debug build (ASan + UBSan) and its CTest suite
+# (unit, reference, CLI contract), whose summary ends the output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
