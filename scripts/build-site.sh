@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the deployable site folder (default build/site): the page, the WebAssembly engine and
+# the bundled catalog.
+#   scripts/build-site.sh [OUT]             compiles the engine with Emscripten and refreshes the
+#                                           committed copy in web/engine/ (commit it with the sources)
+#   scripts/build-site.sh --prebuilt [OUT]  uses web/engine/ as committed: what Netlify runs, as its
+#                                           build image has no Emscripten
+# scripts/test.sh checks that web/engine/ is byte-identical to a fresh build of the sources.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prebuilt=0
+if [[ "${1:-}" == --prebuilt ]]; then prebuilt=1; shift; fi
+out="${1:-build/site}"
+if ((!prebuilt)); then
+  cmake --preset wasm-release >/dev/null
+  cmake --build --preset wasm-release -j"$(nproc)"
+  cp build/wasm-release/wasm/gpuplan.mjs build/wasm-release/wasm/gpuplan.wasm web/engine/
+fi
+rm -rf "$out"
+mkdir -p "$out/catalog"
+cp -r web/. "$out/"
+cp catalog/gpus.json catalog/models.json "$out/catalog/"
+echo "site: $out ($(du -sh "$out" | cut -f1))"

@@ -1,0 +1,82 @@
+// English and Simplified Chinese. Keys name what the text is for; elements carry data-i18n.
+const en = {
+  title: 'gpuplan: GPU capacity planner',
+  tagline: 'Which accelerator, how many, set up how — and will it really run. Memory first, then count, then interconnect; 20% headroom on top.',
+  lang: 'Language', theme: 'Theme', theme_auto: 'System', theme_light: 'Light', theme_dark: 'Dark',
+  line1: '1. Purpose', line2: '2. Model and context', line3: '3. Precision',
+  line4: '4. Duration or latency target', line5: '5. Cards or budget', line6: '6. Site power',
+  kind: 'Purpose', kind_pretrain: 'Pretraining', kind_full_finetune: 'Full fine-tuning',
+  kind_lora: 'LoRA fine-tuning', kind_qlora: 'QLoRA fine-tuning', kind_inference: 'Inference (serving)',
+  model: 'Model preset', hf: 'Or paste a Hugging Face config.json', seq_len: 'Sequence length (tokens)',
+  prompt_tokens: 'Prompt tokens', output_tokens: 'Output tokens', weights: 'Weights',
+  tokens: 'Training tokens (total)', deadline_h: 'Deadline (hours, optional)',
+  concurrency: 'Concurrent requests', ttft_ms: 'Time to first token target (ms, optional)',
+  tpot_ms: 'Time per output token target (ms, optional)', max_gpus: 'Max cards',
+  budget_usd: 'Budget (USD, optional)', node_power_w: 'Power per node (W, optional)',
+  cooling: 'Cooling', cooling_any: 'Any', cooling_air: 'Air', cooling_liquid: 'Liquid',
+  objective: 'Rank by', obj_default: 'Purpose default', obj_time: 'Time', obj_cost: 'Cost',
+  obj_count: 'Card count', obj_power: 'Power',
+  results: 'Recommendations', col_gpu: 'Card', col_fits: 'Fits', col_count: 'Cards',
+  col_setup: 'Setup', col_memory: 'Memory per card', col_time: 'Time', col_throughput: 'Throughput',
+  col_cost: 'Cost', col_power: 'Power', col_warnings: 'Warnings', details: 'Details',
+  advice: 'Advice', rejected: 'Not recommended', levers: 'What would make it fit',
+  detail_memory: 'Memory per card, item by item', detail_explain: 'Every number, its formula and assumptions',
+  request: 'Request sent to the engine', share: 'Copy share link', embed: 'Copy embed code',
+  export: 'Export', export_go: 'Export plan', catalog: 'Catalog', catalog_file: 'Load a custom gpus.json or models.json',
+  catalog_version: 'Catalog version', busy: 'Planning…', ready: 'Planned in', no_rows: 'No card fits these constraints.',
+  share_other_catalog: 'This link was made with catalog version {0}; this page uses {1}: numbers may differ.',
+  copied: 'Copied.', yes: 'yes', no: 'no', headroom: 'headroom', of: 'of', close: 'Close',
+  watermark: 'with headroom: {0}% of the card', formula: 'Formula', assumptions: 'Assumptions', inputs: 'Inputs', setups: 'setups evaluated',
+};
+
+const zh = {
+  title: 'gpuplan：GPU 容量规划',
+  tagline: '选哪种卡、要几张、怎么配置——以及能不能真正跑起来。先看显存，再算卡数，最后看互联；再加两成余量。',
+  lang: '语言', theme: '主题', theme_auto: '跟随系统', theme_light: '浅色', theme_dark: '深色',
+  line1: '一、用途', line2: '二、模型与上下文', line3: '三、精度',
+  line4: '四、时长或延迟目标', line5: '五、卡数或预算', line6: '六、机房电力',
+  kind: '用途', kind_pretrain: '预训练', kind_full_finetune: '全参数微调',
+  kind_lora: 'LoRA 微调', kind_qlora: 'QLoRA 微调', kind_inference: '推理（在线服务）',
+  model: '预设模型', hf: '或粘贴 Hugging Face 的 config.json', seq_len: '序列长度（token）',
+  prompt_tokens: '输入 token 数', output_tokens: '输出 token 数', weights: '权重精度',
+  tokens: '训练总 token 数', deadline_h: '截止时间（小时，可选）',
+  concurrency: '并发请求数', ttft_ms: '首 token 延迟目标（毫秒，可选）',
+  tpot_ms: '每个输出 token 时间目标（毫秒，可选）', max_gpus: '最多卡数',
+  budget_usd: '预算（美元，可选）', node_power_w: '每节点功率上限（瓦，可选）',
+  cooling: '散热', cooling_any: '不限', cooling_air: '风冷', cooling_liquid: '液冷',
+  objective: '排序依据', obj_default: '按用途默认', obj_time: '时间', obj_cost: '费用',
+  obj_count: '卡数', obj_power: '功耗',
+  results: '推荐方案', col_gpu: '显卡', col_fits: '放得下', col_count: '卡数',
+  col_setup: '并行配置', col_memory: '每卡显存', col_time: '时间', col_throughput: '吞吐',
+  col_cost: '费用', col_power: '功耗', col_warnings: '提示', details: '详情',
+  advice: '建议', rejected: '未推荐', levers: '怎样才能放得下',
+  detail_memory: '每卡显存明细', detail_explain: '每个数字的公式与假设',
+  request: '发送给引擎的请求', share: '复制分享链接', embed: '复制嵌入代码',
+  export: '导出', export_go: '导出方案', catalog: '显卡目录', catalog_file: '载入自定义 gpus.json 或 models.json',
+  catalog_version: '目录版本', busy: '计算中…', ready: '计算用时', no_rows: '没有满足这些约束的显卡。',
+  share_other_catalog: '此链接基于目录版本 {0}，本页使用 {1}：数字可能不同。',
+  copied: '已复制。', yes: '是', no: '否', headroom: '余量', of: '/', close: '关闭',
+  watermark: '含余量后占显存的 {0}%', formula: '公式', assumptions: '假设', inputs: '输入', setups: '个配置已评估',
+};
+
+export const kLanguages = { en, 'zh-CN': zh };
+
+let current = en;
+
+export function setLanguage(lang) {
+  current = kLanguages[lang] ?? en;
+  document.documentElement.lang = kLanguages[lang] ? lang : 'en';
+  document.title = current.title;
+  for (const el of document.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
+}
+
+export function t(key, ...args) {
+  const s = current[key] ?? en[key] ?? key;
+  return s.replace(/\{(\d)\}/g, (_, i) => String(args[Number(i)]));
+}
+
+export function preferredLanguage() {
+  const saved = localStorage.getItem('gpuplan.lang');
+  if (saved && kLanguages[saved]) return saved;
+  return (navigator.language || '').toLowerCase().startsWith('zh') ? 'zh-CN' : 'en';
+}

@@ -1,0 +1,190 @@
+// Turns the engine's plan result into the table, the advice, the detail view and the exports.
+// Every text goes in through textContent: nothing from a catalog or a request becomes markup.
+import { t } from './i18n.js';
+
+const GiB = 2 ** 30;
+
+export function el(tag, props = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'text') e.textContent = v;
+    else if (k === 'dataset') Object.assign(e.dataset, v);
+    else if (k === 'className') e.className = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c) e.append(c);
+  return e;
+}
+
+export function pointer(obj, path) {
+  return path.split('/').slice(1).reduce((o, k) => (o == null ? undefined : o[k]), obj);
+}
+
+export const fmt = {
+  gib: (b) => `${(b / GiB).toFixed(1)} GiB`,
+  duration(s) {
+    if (!Number.isFinite(s)) return '—';
+    if (s < 90) return `${s.toFixed(0)} s`;
+    if (s < 5400) return `${(s / 60).toFixed(0)} min`;
+    if (s < 172800) return `${(s / 3600).toFixed(1)} h`;
+    return `${(s / 86400).toFixed(1)} d`;
+  },
+  usd: (v) => (v == null ? '—' : `$${v < 100 ? v.toFixed(2) : Math.round(v).toLocaleString('en')}`),
+  watts: (w) => (w >= 10000 ? `${(w / 1000).toFixed(1)} kW` : `${Math.round(w)} W`),
+  rate: (v) => `${v >= 1000 ? Math.round(v).toLocaleString('en') : v.toFixed(1)} tok/s`,
+  number(v) {
+    if (typeof v === 'boolean') return v ? t('yes') : t('no');
+    if (typeof v !== 'number') return String(v);
+    if (Number.isInteger(v) && Math.abs(v) >= 1e6) return v.toLocaleString('en');
+    return Math.abs(v) >= 1000 || Number.isInteger(v) ? String(Math.round(v * 100) / 100) : v.toPrecision(4);
+  },
+};
+
+function explainTitle(estimate, path) {
+  const x = estimate.explain?.[path];
+  if (!x) return '';
+  return [x.formula, ...(x.assumptions ?? [])].join('\n');
+}
+
+// One summary per recommendation: what the table shows, sorts and exports.
+export function summarize(rec) {
+  const e = rec.estimate;
+  const p = rec.parallel;
+  const dp = p.gpus / (p.tp * p.pp * p.cp);
+  const train = e.performance.training;
+  const inf = e.performance.inference;
+  // Only the degrees that are not 1 are named: "TP2 DP4 ZeRO-2" reads faster than every axis.
+  const axes = [['TP', p.tp], ['PP', p.pp], ['CP', p.cp], ['EP', p.ep]]
+    .filter(([, v]) => v > 1).map(([k, v]) => `${k}${v}`);
+  const setup = inf
+    ? [`${rec.replicas} × ${p.gpus / rec.replicas || 1}`, ...axes,
+      rec.concurrency_per_replica ? `${rec.concurrency_per_replica} req/replica` : ''].filter(Boolean).join(' · ')
+    : [[...axes, `DP${dp}`, p.zero ? `ZeRO-${p.zero}` : ''].filter(Boolean).join(' '),
+      `mb ${rec.micro_batch} × ga ${rec.grad_accum}`].join(' · ');
+  return {
+    gpu: rec.gpu, name: e.gpu.name, count: rec.count, setup,
+    memory_bytes: e.memory.total_bytes, capacity_bytes: e.memory.capacity_bytes,
+    with_headroom_bytes: e.memory.total_with_headroom_bytes,
+    time_s: train ? train.time_s : null,
+    throughput: inf ? inf.decode_tokens_per_s_total : null,
+    cost_usd: train ? e.cost.usd_total : e.cost.usd_per_hour,
+    watts: e.power.total_watts, warnings: e.warnings.map((w) => w.message), reason: rec.rank_reason,
+  };
+}
+
+const kSortKeys = {
+  gpu: (s) => s.name, count: (s) => s.count, memory: (s) => s.memory_bytes,
+  time: (s) => (s.time_s ?? -s.throughput), cost: (s) => s.cost_usd ?? Infinity, power: (s) => s.watts,
+};
+
+export function sortRows(rows, key, dir) {
+  if (!key) return rows;
+  const f = kSortKeys[key];
+  return [...rows].sort((a, b) => {
+    const x = f(a.summary); const y = f(b.summary);
+    return (x < y ? -1 : x > y ? 1 : 0) * dir;
+  });
+}
+
+export function renderTable(tbody, rows, training, onDetail) {
+  tbody.replaceChildren();
+  for (const { rec, summary: s } of rows) {
+    const e = rec.estimate;
+    const pct = Math.round((100 * s.with_headroom_bytes) / s.capacity_bytes);
+    const memory = el('td', {
+      dataset: { col: 'memory', bytes: String(s.memory_bytes) },
+      title: explainTitle(e, '/memory/total_bytes'),
+    });
+    memory.textContent = `${fmt.gib(s.memory_bytes)} ${t('of')} ${fmt.gib(s.capacity_bytes)}`;
+    memory.title = `${t('watermark', pct)}\n${memory.title}`;
+    const meter = el('meter', { min: '0', max: '100', value: String(Math.min(pct, 100)), high: '90', 'aria-hidden': 'true' });
+    memory.append(meter);
+    const time = training
+      ? el('td', { dataset: { col: 'time', seconds: String(s.time_s) }, title: explainTitle(e, '/performance/training/time_s') }, fmt.duration(s.time_s))
+      : el('td', {
+        dataset: { col: 'time', value: String(s.throughput) },
+        title: `TTFT ${e.performance.inference.ttft_ms.toFixed(1)} ms, TPOT ${e.performance.inference.tpot_ms.toFixed(2)} ms\n${explainTitle(e, '/performance/inference/decode_tokens_per_s_total')}`,
+      }, fmt.rate(s.throughput));
+    const costPath = training ? '/cost/usd_total' : '/cost/usd_per_hour';
+    const button = el('button', { type: 'button', className: 'detail', 'aria-label': `${t('details')}: ${s.name}` });
+    button.textContent = t('details');
+    button.addEventListener('click', () => onDetail(rec));
+    tbody.append(el('tr', { dataset: { gpu: s.gpu, fits: String(e.memory.fits) } },
+      el('th', { scope: 'row', title: s.reason }, s.name),
+      el('td', { dataset: { col: 'count' }, title: s.reason }, String(s.count)),
+      el('td', { dataset: { col: 'setup' } }, s.setup),
+      memory, time,
+      el('td', { dataset: { col: 'cost' }, title: explainTitle(e, costPath) || 'no price in the catalog for this card' },
+        training ? fmt.usd(s.cost_usd) : `${fmt.usd(s.cost_usd)}/h`),
+      el('td', { dataset: { col: 'power' }, title: explainTitle(e, '/power/total_watts') }, fmt.watts(s.watts)),
+      el('td', { dataset: { col: 'warnings' }, title: s.warnings.join('\n') }, s.warnings.length ? `⚠ ${s.warnings.length}` : ''),
+      el('td', {}, button)));
+  }
+}
+
+export function renderList(ul, items, text) {
+  ul.replaceChildren(...items.map((i) => el('li', {}, text(i))));
+  ul.parentElement.hidden = items.length === 0;
+}
+
+const kParts = ['weights', 'gradients', 'optimizer_states', 'activations', 'kv_cache', 'buffers', 'runtime'];
+
+export function renderDetail(section, rec) {
+  const e = rec.estimate;
+  const m = e.memory;
+  section.querySelector('#detail-title').textContent =
+    `${rec.count} × ${e.gpu.name} — ${fmt.gib(m.total_bytes)} ${t('of')} ${fmt.gib(m.capacity_bytes)}`;
+  const chart = section.querySelector('#memory-chart');
+  chart.replaceChildren();
+  for (const part of kParts) {
+    const bytes = m.per_gpu_bytes[part] ?? 0;
+    const bar = el('span', { className: `bar part-${part}` });
+    bar.style.width = `${Math.min(100, (100 * bytes) / m.capacity_bytes)}%`;
+    chart.append(el('div', { className: 'chart-row', title: explainTitle(e, `/memory/per_gpu_bytes/${part}`) },
+      el('span', { className: 'chart-label' }, part), el('span', { className: 'chart-track' }, bar),
+      el('span', { className: 'chart-value' }, fmt.gib(bytes))));
+  }
+  renderList(section.querySelector('#levers'), e.levers ?? [], (l) => l.message ?? JSON.stringify(l));
+  const explain = section.querySelector('#explain');
+  explain.replaceChildren();
+  for (const [path, x] of Object.entries(e.explain ?? {})) {
+    const value = pointer(e, path);
+    const body = el('div', { className: 'explain-body' },
+      el('p', {}, el('strong', { text: `${t('formula')}: ` }), x.formula));
+    if (x.assumptions?.length) {
+      body.append(el('p', { text: `${t('assumptions')}:` }),
+        el('ul', {}, ...x.assumptions.map((a) => el('li', { text: a }))));
+    }
+    const inputs = Object.entries(x.inputs ?? {});
+    if (inputs.length) {
+      body.append(el('p', { text: `${t('inputs')}: ${inputs.map(([k, v]) => `${k} = ${fmt.number(v)}`).join(', ')}` }));
+    }
+    explain.append(el('details', {}, el('summary', { text: `${path} = ${fmt.number(value)}` }), body));
+  }
+  section.hidden = false;
+}
+
+function csvCell(v) {
+  const s = String(v ?? '');
+  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+function escapeHtml(s) {
+  return String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+// Exports for wikis that forbid iframes: same columns as the table, raw numbers in CSV/JSON.
+export function exportPlan(format, summaries, request, catalogVersion) {
+  const head = ['card', 'cards', 'setup', 'memory_gib_per_card', 'capacity_gib', 'time_h', 'decode_tokens_per_s', 'cost_usd', 'power_w'];
+  const rows = summaries.map((s) => [s.name, s.count, s.setup, (s.memory_bytes / GiB).toFixed(2),
+    (s.capacity_bytes / GiB).toFixed(0), s.time_s == null ? '' : (s.time_s / 3600).toFixed(2),
+    s.throughput == null ? '' : s.throughput.toFixed(0), s.cost_usd == null ? '' : s.cost_usd.toFixed(2), Math.round(s.watts)]);
+  if (format === 'json') return JSON.stringify({ catalog_version: catalogVersion, request, recommendations: summaries }, null, 2);
+  if (format === 'csv') return [head, ...rows].map((r) => r.map(csvCell).join(',')).join('\n');
+  if (format === 'html') {
+    const tr = (cells, tag) => `<tr>${cells.map((c) => `<${tag}>${escapeHtml(c)}</${tag}>`).join('')}</tr>`;
+    return `<table>\n<thead>${tr(head, 'th')}</thead>\n<tbody>\n${rows.map((r) => tr(r, 'td')).join('\n')}\n</tbody>\n</table>`;
+  }
+  const md = (cells) => `| ${cells.map((c) => String(c).replace(/\|/g, '\\|')).join(' | ')} |`;
+  return [md(head), md(head.map(() => '---')), ...rows.map(md)].join('\n');
+}

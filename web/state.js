@@ -1,0 +1,105 @@
+// The page's state: the six lines of the seeds' requirements, their defaults, the engine request
+// they make, and the share link that carries them.
+
+// Every default is shown in its field; the engine reports the rest in request_normalized.
+export const kDefaults = Object.freeze({
+  kind: 'lora', model: 'llama-3.1-8b', hf: '', seq_len: 4096, prompt_tokens: 1024,
+  output_tokens: 256, weights: 'bf16', tokens: '1e8', deadline_h: '', concurrency: 16,
+  ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
+  objective: 'default',
+});
+
+export const kTraining = ['pretrain', 'full_finetune', 'lora', 'qlora'];
+
+// Fields the page turns into numbers; an empty optional one is left out of the request.
+const kNumbers = ['seq_len', 'prompt_tokens', 'output_tokens', 'tokens', 'deadline_h',
+  'concurrency', 'ttft_ms', 'tpot_ms', 'max_gpus', 'budget_usd', 'node_power_w'];
+
+export class InputError extends Error {
+  constructor(field, message) { super(`${field}: ${message}`); this.field = field; }
+}
+
+function num(state, key) {
+  const raw = String(state[key] ?? '').trim();
+  if (raw === '') return undefined;
+  const v = Number(raw);
+  if (!Number.isFinite(v)) throw new InputError(key, `is not a number: "${raw}"`);
+  return v;
+}
+
+// Builds the engine request. Range checks are the engine's: it names the JSON field.
+export function buildRequest(state) {
+  const model = state.hf.trim() ? { hf_config: parseConfig(state.hf) } : { preset: state.model };
+  const training = kTraining.includes(state.kind);
+  const workload = { kind: state.kind };
+  if (training) {
+    workload.seq_len = num(state, 'seq_len');
+    workload.tokens = num(state, 'tokens');
+  } else {
+    workload.prompt_tokens = num(state, 'prompt_tokens');
+    workload.output_tokens = num(state, 'output_tokens');
+    workload.concurrency = num(state, 'concurrency');
+  }
+  const constraints = { max_gpus: num(state, 'max_gpus'), objective: state.objective };
+  const deadline = training ? num(state, 'deadline_h') : undefined;
+  if (deadline !== undefined) constraints.deadline_s = deadline * 3600;
+  for (const k of ['budget_usd', 'node_power_w']) constraints[k] = num(state, k);
+  if (!training) for (const k of ['ttft_ms', 'tpot_ms']) constraints[k] = num(state, k);
+  if (state.cooling) constraints.cooling = state.cooling;
+  const request = { model, workload, precision: { weights: state.weights }, constraints };
+  return JSON.parse(JSON.stringify(request));  // drops the undefined (empty optional) fields
+}
+
+function parseConfig(text) {
+  let v;
+  try { v = JSON.parse(text); } catch (e) { throw new InputError('hf_config', e.message); }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) {
+    throw new InputError('hf_config', 'must be a JSON object (a config.json)');
+  }
+  return v;
+}
+
+export function validState(raw) {
+  const s = { ...kDefaults };
+  if (raw && typeof raw === 'object') {
+    for (const k of Object.keys(kDefaults)) {
+      if (raw[k] !== undefined && raw[k] !== null) s[k] = String(raw[k]);
+    }
+  }
+  return s;
+}
+
+// Share links: '#1.' + base64url(JSON of the fields that differ from the defaults, plus the
+// catalog version 'cv'). The leading 1 is the format version.
+const kFormat = '1';
+
+function toBase64Url(text) {
+  const bytes = new TextEncoder().encode(text);
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64Url(code) {
+  const bin = atob(code.replace(/-/g, '+').replace(/_/g, '/'));
+  return new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+}
+
+export function encodeShare(state, catalogVersion) {
+  const diff = { cv: catalogVersion };
+  for (const [k, v] of Object.entries(state)) {
+    if (String(v) !== String(kDefaults[k])) diff[k] = kNumbers.includes(k) ? String(v) : v;
+  }
+  return `${kFormat}.${toBase64Url(JSON.stringify(diff))}`;
+}
+
+// Answers {state, catalogVersion} or throws with a reason the page shows.
+export function decodeShare(hash) {
+  const code = hash.replace(/^#/, '');
+  const dot = code.indexOf('.');
+  if (dot < 0 || code.slice(0, dot) !== kFormat) {
+    throw new Error(`unknown share-link format "${code.slice(0, 8)}"`);
+  }
+  const raw = JSON.parse(fromBase64Url(code.slice(dot + 1)));
+  return { state: validState(raw), catalogVersion: raw.cv };
+}
