@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: format check, the accuracy report from the release CLI, the WebAssembly build
-# checked against that CLI, then the sanitised debug build (ASan + UBSan) and its CTest suite
+# checked against that CLI (and against the committed web/engine/), the page in headless
+# Chromium with its budgets, then the sanitised debug build (ASan + UBSan) and its CTest suite
 # (unit, reference, CLI contract), whose summary ends the output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,17 @@ cmake --preset wasm-release -DGPUPLAN_NATIVE_CLI="$PWD/build/native-release/bin/
 cmake --build --preset wasm-release -j"$(nproc)"
 ctest --preset wasm-release
 node tests/wasm/bench.mjs build/wasm-release/wasm
+for f in gpuplan.mjs gpuplan.wasm; do
+  cmp -s "build/wasm-release/wasm/$f" "web/engine/$f" || {
+    echo "web/engine/$f differs from a build of the sources: run scripts/build-site.sh and commit it" >&2
+    exit 1
+  }
+done
+
+echo "== the page in headless Chromium (screenshots: build/test-output/web)"
+scripts/build-site.sh --prebuilt build/site
+GPUPLAN_NATIVE_CLI="$PWD/build/native-release/bin/gpuplan" node --test tests/web/browser.test.mjs
+node tests/web/budget.mjs build/site
 
 echo "== native-debug (ASan + UBSan): every test"
 cmake --preset native-debug >/dev/null

@@ -102,6 +102,8 @@ function drawPlan(envelope, ms) {
   setStatus('ready', `${t('ready')} ${ms.toFixed(0)} ms · ${result.setups_evaluated} ${t('setups')}` +
     (rows.length ? '' : ` · ${t('no_rows')}`) + (warnings.length ? ` · ${warnings.join(' · ')}` : ''));
   document.body.dataset.planMs = ms.toFixed(1);
+  // Navigation start to the first recommendation drawn: the budget script reads it.
+  document.body.dataset.firstPlanAt ??= performance.now().toFixed(0);
 }
 
 function drawRows() {
@@ -116,7 +118,7 @@ worker.onmessage = ({ data }) => {
   if (data.type === 'plan') {
     inFlight = false;
     seq = Math.max(seq, data.seq);
-    drawPlan(data.envelope, data.ms);
+    drawPlan(JSON.parse(data.text), data.ms);
     document.body.dataset.planSeq = String(seq);
     postHeight();
     pump();

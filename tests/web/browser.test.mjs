@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+// The built page in headless Chromium, served with the production headers (scripts/serve.mjs):
+// its table agrees with the native CLI on the exact request the page sent, inputs re-plan, share
+// links round-trip, the language switch sticks, embed mode reports its height, and bad input
+// (a broken custom catalog, a negative length) is named rather than shown as NaN.
+// Env: GPUPLAN_SITE_DIR (build/site), GPUPLAN_NATIVE_CLI (build/native-release/bin/gpuplan),
+//      CHROMIUM (/usr/bin/chromium), GPUPLAN_TEST_OUTPUT (build/test-output/web: screenshots).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { serve } from '../../scripts/serve.mjs';
+
+const siteDir = process.env.GPUPLAN_SITE_DIR || 'build/site';
+const nativeCli = process.env.GPUPLAN_NATIVE_CLI || 'build/native-release/bin/gpuplan';
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+const outDir = process.env.GPUPLAN_TEST_OUTPUT || 'build/test-output/web';
+
+const kArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+               '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const kTestTimeout = 90_000;
+// The form's inputs the tests type into (the page's DOM contract, with #kind, #model, #weights,
+// #tokens, #results, #request-json, #share, #share-url, #lang, #catalog-file, #catalog-errors
+// and #errors, and body[data-status] / body[data-plan-seq]).
+const kSeqLen = '#seq_len';
+const kMaxGpus = '#max_gpus';
+const kNodePower = '#node_power_w';
+
+let server;
+let url;
+let context;
+let profileDir;
+let page;         // the main page; tests (a)-(d), (f), (g) run on it in order
+let firstRequest; // (a)-(b)'s request and table, which (c) reopens from a share link
+let firstRows;
+const problems = [];  // console errors and page errors since the current test began
+
+function watch(p) {
+  p.on('console', (msg) => {
+    if (msg.type() !== 'error') return;
+    const where = msg.location()?.url ?? '';
+    if (/favicon/i.test(where) && /404/.test(msg.text())) return;
+    problems.push(`console error: ${msg.text()}${where ? ` (${where})` : ''}`);
+  });
+  p.on('pageerror', (err) => problems.push(`page error: ${err.stack || err.message || err}`));
+  p.on('response', (res) => {
+    // A 404 shows up as a bare "Failed to load resource" console error; name the file instead.
+    if (res.status() >= 400 && !/favicon/i.test(res.url())) {
+      problems.push(`HTTP ${res.status()} for ${res.url()}`);
+    }
+  });
+}
+
+before(async () => {
+  if (!existsSync(path.join(siteDir, 'index.html'))) {
+    throw new Error(`no built site at ${siteDir}/index.html: run bash scripts/build-site.sh, ` +
+                    'or set GPUPLAN_SITE_DIR');
+  }
+  if (!existsSync(nativeCli)) throw new Error(`no native CLI at ${nativeCli}: set GPUPLAN_NATIVE_CLI`);
+  await mkdir(outDir, { recursive: true });
+  ({ server, url } = await serve(siteDir, { port: 0 }));
+  profileDir = await mkdtemp(path.join(tmpdir(), 'gpuplan-chromium-'));
+  context = await chromium.launchPersistentContext(profileDir, {
+    executablePath: chromiumPath, headless: true, args: kArgs,
+    viewport: { width: 1280, height: 900 },
+  });
+  context.setDefaultTimeout(20_000);
+  context.on('page', watch);  // pages opened later; the one the browser starts with by hand
+  page = context.pages()[0];
+  if (page) watch(page);
+  else page = await context.newPage();
+});
+
+after(async () => {
+  await context?.close();
+  await new Promise((ok) => (server ? server.close(ok) : ok()));
+  if (profileDir) await rm(profileDir, { recursive: true, force: true });
+});
+
+// Runs one test body, then always saves a full-page screenshot of `shotPage()`; a test that
+// passed fails if any console or page error appeared; a failing one lists them in its message.
+async function check(name, shotPage, body) {
+  problems.length = 0;
+  let failure;
+  try {
+    await body();
+  } catch (err) {
+    failure = err;
+  }
+  const p = shotPage();
+  if (p && !p.isClosed()) {
+    await p.screenshot({ path: path.join(outDir, `${name}.png`), fullPage: true }).catch(() => {});
+  }
+  if (failure) {
+    if (problems.length) failure.message += `\nconsole/page errors seen:\n  ${problems.join('\n  ')}`;
+    throw failure;
+  }
+  assert.deepEqual(problems, [], 'console or page errors');
+}
+
+const planSeq = (p) => p.evaluate(() => Number(document.body.dataset.planSeq));
+const status = (p) => p.evaluate(() => document.body.dataset.status);
+
+// Waits until the page has planned again (data-plan-seq above `before`) and is ready, and then
+// until it stays that way for a moment, so that several quick input changes settle on the last.
+async function waitPlanned(p, before, { timeout = 30_000 } = {}) {
+  await p.waitForFunction(
+    (prev) => Number(document.body.dataset.planSeq) > prev && document.body.dataset.status === 'ready',
+    before, { timeout, polling: 50 });
+  for (let last = await planSeq(p); ;) {
+    await p.waitForTimeout(400);
+    const now = await planSeq(p);
+    if (now === last && (await status(p)) === 'ready') return now;
+    last = now;
+    await p.waitForFunction(() => document.body.dataset.status === 'ready', null, { timeout, polling: 50 });
+  }
+}
+
+async function waitReady(p) {
+  await p.waitForSelector('body[data-status="ready"]', { timeout: 30_000 });
+  return waitPlanned(p, -Infinity);
+}
+
+// Sets a form control as a user would: a <select> by value, anything else by typing; then an
+// explicit change event, which a text input only fires on blur.
+async function setField(p, selector, value) {
+  const tag = await p.locator(selector).evaluate((el) => el.tagName);
+  if (tag === 'SELECT') {
+    await p.selectOption(selector, String(value));
+  } else {
+    await p.fill(selector, String(value));
+  }
+  await p.locator(selector).dispatchEvent('change');
+}
+
+async function requestText(p) {
+  const text = (await p.locator('#request-json').textContent())?.trim() ?? '';
+  assert.ok(text.length > 0, '#request-json is empty');
+  return text;
+}
+
+async function tableRows(p) {
+  return p.$$eval('#results tbody tr[data-gpu]', (trs) => trs.map((tr) => {
+    const cell = (col) => tr.querySelector(`td[data-col="${col}"]`);
+    return {
+      gpu: tr.dataset.gpu,
+      count: cell('count')?.textContent.trim() ?? null,
+      bytes: cell('memory')?.getAttribute('data-bytes') ?? null,
+      seconds: cell('time')?.getAttribute('data-seconds') ?? null,
+    };
+  }));
+}
+
+function cliPlan(text) {
+  const run = spawnSync(nativeCli, ['plan', '-'], { input: text, encoding: 'utf8' });
+  assert.equal(run.status, 0, `native CLI failed on the page's request: ${run.stderr}\n${text}`);
+  return JSON.parse(run.stdout);
+}
+
+// Every row the page shows is the CLI's recommendation at the same place.
+function assertMatchesCli(rows, cli, request) {
+  const recs = cli.recommendations;
+  assert.ok(rows.length <= recs.length, `page shows ${rows.length} rows, CLI has ${recs.length}`);
+  assert.deepEqual(rows.map((r) => r.gpu), recs.slice(0, rows.length).map((r) => r.gpu),
+                   'GPU order differs from the CLI');
+  const training = request.workload?.kind !== 'inference';
+  rows.forEach((row, i) => {
+    const rec = recs[i];
+    const at = `row ${i} (${row.gpu})`;
+    assert.match(row.count ?? '', /^\d+$/, `${at}: count cell text is not an integer`);
+    assert.equal(Number(row.count), rec.count, `${at}: count`);
+    assert.match(row.bytes ?? '', /^\d+$/, `${at}: memory data-bytes is not an integer`);
+    assert.equal(Number(row.bytes), rec.estimate.memory.total_bytes, `${at}: memory data-bytes`);
+    if (training) {
+      const want = rec.estimate.performance.training.time_s;
+      const got = Number(row.seconds);
+      assert.ok(row.seconds !== null && Number.isFinite(got), `${at}: time data-seconds is ${row.seconds}`);
+      assert.ok(Math.abs(got - want) <= 1e-9 * Math.abs(want),
+                `${at}: time data-seconds ${got} vs CLI ${want}`);
+    }
+  });
+}
+
+async function readPage(p) {
+  const text = await requestText(p);
+  let request;
+  try {
+    request = JSON.parse(text);
+  } catch (err) {
+    assert.fail(`#request-json is not JSON (${err.message}): ${text.slice(0, 300)}`);
+  }
+  return { text, request, rows: await tableRows(p) };
+}
+
+async function assertPageMatchesCli(p) {
+  const { text, request, rows } = await readPage(p);
+  assertMatchesCli(rows, cliPlan(text), request);
+}
+
+test('six lines give recommendations', { timeout: kTestTimeout }, () =>
+  check('a-six-lines', () => page, async () => {
+  await page.goto(url);
+  await waitReady(page);
+  const seq = await planSeq(page);
+  assert.ok(Number.isFinite(seq), `body data-plan-seq is not a number: ${seq}`);
+  await setField(page, '#kind', 'lora');
+  await setField(page, '#model', 'llama-3.1-8b');
+  await setField(page, kSeqLen, '4096');
+  await setField(page, '#weights', 'bf16');
+  await setField(page, '#tokens', '1e9');
+  await setField(page, kMaxGpus, '8');
+  await setField(page, kNodePower, '');  // stays empty: no node power limit
+  await waitPlanned(page, seq);
+  const rowCount = await page.locator('#results tbody tr[data-gpu]').count();
+  assert.ok(rowCount >= 5, `only ${rowCount} recommendation rows`);
+  const { request, rows, text } = await readPage(page);
+  firstRows = rows;  // kept before any assertion, so that the later tests still run on a mismatch
+  firstRequest = text;
+  assertMatchesCli(rows, cliPlan(text), request);
+  // The request carries what was typed.
+  assert.equal(request.workload?.kind, 'lora', text);
+  assert.equal(request.model?.preset, 'llama-3.1-8b', text);
+  assert.equal(request.workload?.seq_len, 4096, text);
+  assert.equal(request.workload?.tokens, 1e9, text);
+  assert.equal(request.precision?.weights, 'bf16', text);
+  assert.equal(request.constraints?.max_gpus, 8, text);
+  assert.equal(request.constraints?.node_power_w, undefined, `empty node power was sent: ${text}`);
+}));
+
+test('an input change re-plans', { timeout: kTestTimeout }, () =>
+  check('b-replan', () => page, async () => {
+  assert.ok(firstRows, 'needs the first test\'s state');
+  const seq = await planSeq(page);
+  await setField(page, kSeqLen, '8192');
+  await waitPlanned(page, seq);
+  const before = firstRows;
+  const { request, rows, text } = await readPage(page);
+  firstRequest = text;
+  firstRows = rows;
+  assert.equal(request.workload?.seq_len, 8192, text);
+  assert.ok(rows.length >= 1, 'no rows after the change');
+  assert.notEqual(rows[0].bytes, before[0]?.bytes, 'first row memory did not change');
+  assertMatchesCli(rows, cliPlan(text), request);
+}));
+
+test('share link round trip', { timeout: kTestTimeout }, async () => {
+  let other;
+  await check('c-share', () => other ?? page, async () => {
+    assert.ok(firstRequest, 'needs the previous tests\' state');
+    await page.click('#share');
+    await page.waitForFunction(() => document.querySelector('#share-url')?.value, null, { polling: 50 });
+    const shareUrl = await page.inputValue('#share-url');
+    const parsed = new URL(shareUrl);  // throws unless it is an absolute URL
+    assert.equal(parsed.origin, new URL(url).origin, `share URL ${shareUrl} is not on the site`);
+    other = await context.newPage();
+    await other.goto(shareUrl);
+    await waitReady(other);
+    assert.deepEqual(JSON.parse(await requestText(other)), JSON.parse(firstRequest),
+                     'the shared page sent a different request');
+    const rows = await tableRows(other);
+    const key = (rs) => rs.map(({ gpu, count, bytes }) => ({ gpu, count, bytes }));
+    assert.deepEqual(key(rows), key(firstRows), 'the shared page shows a different table');
+  });
+  await other?.close();
+});
+
+test('language switch', { timeout: kTestTimeout }, () =>
+  check('d-language', () => page, async () => {
+  const label = () => page.locator('label[for="kind"]').innerText();
+  const english = await label();
+  await page.selectOption('#lang', 'zh-CN');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN', null, { polling: 50 });
+  await page.waitForFunction((en) => document.querySelector('label[for="kind"]')?.innerText !== en,
+                             english, { polling: 50 });
+  const chinese = await label();
+  assert.notEqual(chinese, english);
+  assert.match(chinese, /[\u3400-\u9fff]/, `label "${chinese}" has no CJK character`);
+  await page.reload();
+  await waitReady(page);
+  assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-CN',
+               'zh-CN was not remembered across a reload');
+  assert.equal(await page.inputValue('#lang'), 'zh-CN');
+  assert.equal(await label(), chinese);
+  await page.selectOption('#lang', 'en');
+  await page.waitForFunction(() => document.documentElement.lang === 'en', null, { polling: 50 });
+  assert.equal(await label(), english);
+}));
+
+test('embed mode', { timeout: kTestTimeout }, async () => {
+  let host;
+  await check('e-embed', () => host, async () => {
+    assert.ok(firstRequest, 'needs a share link from the previous tests');
+    await page.click('#share');
+    await page.waitForFunction(() => document.querySelector('#share-url')?.value, null, { polling: 50 });
+    const hash = new URL(await page.inputValue('#share-url')).hash;
+    host = await context.newPage();
+    await host.goto(url);
+    await waitReady(host);
+    const heights = await host.evaluate((src) => new Promise((ok) => {
+      const frame = document.createElement('iframe');
+      frame.id = 'embed-under-test';
+      frame.style.width = '800px';
+      const seen = [];
+      const done = () => ok(seen);
+      window.addEventListener('message', (e) => {
+        if (e.source !== frame.contentWindow || e.data?.type !== 'gpuplan:height') return;
+        seen.push(e.data.height);
+        if (typeof e.data.height === 'number' && e.data.height > 100) done();
+      });
+      setTimeout(done, 20_000);
+      frame.src = src;
+      document.body.append(frame);
+    }), `?embed=1${hash}`);
+    assert.ok(heights.length > 0, 'the embedded page posted no gpuplan:height message');
+    const height = heights.at(-1);
+    assert.equal(typeof height, 'number', `height ${JSON.stringify(heights)}`);
+    assert.ok(height > 100, `heights posted: ${JSON.stringify(heights)}`);
+    const frame = host.frames().find((f) => f.url().includes('embed=1'));
+    assert.ok(frame, 'no embed frame');
+    await frame.waitForSelector('body[data-status="ready"]');
+    assert.equal(await frame.evaluate(() => document.body.classList.contains('embed')), true,
+                 'body has no "embed" class inside the frame');
+  });
+  await host?.close();
+});
+
+test('bad custom catalog shows its errors', { timeout: kTestTimeout }, () =>
+  check('f-bad-catalog', () => page, async () => {
+  await waitReady(page);
+  const bad = '{"schema_version":1,"catalog_version":"x","gpus":[{"id":"bad"}]}';
+  await page.setInputFiles('#catalog-file',
+                           { name: 'gpus.json', mimeType: 'application/json', buffer: Buffer.from(bad) });
+  const errors = page.locator('#catalog-errors');
+  await errors.waitFor({ state: 'visible' });
+  await page.waitForFunction(() => document.querySelector('#catalog-errors')?.innerText.trim(), null,
+                             { polling: 50 });
+  const text = await errors.innerText();
+  assert.ok(text.includes('/gpus/0'), `#catalog-errors does not name /gpus/0: ${text}`);
+  await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.status), null,
+                             { polling: 50 });
+  assert.notEqual(await status(page), 'error', 'the plan itself failed after a bad custom catalog');
+  const rows = await tableRows(page);
+  assert.ok(rows.length >= 1, 'no recommendations after a bad custom catalog');
+  await assertPageMatchesCli(page);  // still the bundled catalog's answer
+}));
+
+test('bad input names the field', { timeout: kTestTimeout }, () =>
+  check('g-bad-input', () => page, async () => {
+  await setField(page, kSeqLen, '-4');
+  await page.waitForFunction(() => document.querySelector('#errors')?.innerText.includes('seq_len'), null,
+                             { polling: 50 }).catch(() => {});
+  const errors = await page.locator('#errors').innerText();
+  assert.ok(errors.includes('seq_len'), `#errors does not name seq_len: "${errors}"`);
+  assert.ok(await page.locator('#errors').isVisible(), '#errors is not visible');
+  const body = await page.evaluate(() => document.body.innerText);
+  assert.ok(!/\bNaN\b/.test(body), 'the page shows NaN');
+}));
