@@ -19,6 +19,7 @@ let rows = [];
 let result = null;
 let sort = { key: null, dir: 1 };
 let lastRequest = null;
+let modelNames = new Map();
 
 function setStatus(status, text) {
   document.body.dataset.status = status;
@@ -57,6 +58,7 @@ function showRelevant() {
 function schedule() {
   readForm();
   showRelevant();
+  $('#model-name').textContent = state.hf.trim() ? '' : (modelNames.get(state.model) ?? '');
   history.replaceState(null, '', `${location.pathname}${location.search}#${encodeShare(state, catalogVersion)}`);
   let request;
   try {
@@ -143,6 +145,7 @@ function onCatalog({ envelope, custom, source }) {
     catalogVersion = c.version ?? c.catalog_version ?? '';
     $('#catalog-version').textContent = custom ? `${catalogVersion} (${source})` : catalogVersion;
     $('#model-list').replaceChildren(...c.models.map((m) => el('option', { value: m.id, label: m.name })));
+    modelNames = new Map(c.models.map((m) => [m.id, m.name]));
     noteSharedVersion();
   }
   schedule();
@@ -185,6 +188,22 @@ async function copy(text, field) {
   try { await navigator.clipboard.writeText(text); setStatus(document.body.dataset.status, t('copied')); } catch { /* the field holds it */ }
 }
 
+// Reads the share link in the hash, if any, into the form; answers whether it did.
+function applyShare() {
+  if (location.hash.length > 1) {
+    try {
+      const shared = decodeShare(location.hash);
+      state = shared.state;
+      sharedVersion = shared.catalogVersion;
+    } catch (err) {
+      showErrors([{ path: 'share link', message: err.message }]);
+      return false;
+    }
+  }
+  writeForm();
+  return true;
+}
+
 function applyTheme(theme) {
   document.documentElement.dataset.theme = theme;
   localStorage.setItem('gpuplan.theme', theme);
@@ -206,16 +225,14 @@ function init() {
   applyTheme(theme);
   $('#theme').addEventListener('change', (e) => applyTheme(e.target.value));
 
-  if (location.hash.length > 1) {
-    try {
-      const shared = decodeShare(location.hash);
-      state = shared.state;
-      sharedVersion = shared.catalogVersion;
-    } catch (err) {
-      showErrors([{ path: 'share link', message: err.message }]);
+  applyShare();
+  // A share link pasted into a tab that already shows the page changes only the hash.
+  window.addEventListener('hashchange', () => {
+    if (applyShare() && catalogVersion) {
+      noteSharedVersion();
+      schedule();
     }
-  }
-  writeForm();
+  });
   $('#form').addEventListener('input', schedule);
   $('#form').addEventListener('change', schedule);
   $('#form').addEventListener('submit', (e) => e.preventDefault());

@@ -115,7 +115,7 @@ export function renderTable(tbody, rows, training, onDetail) {
       el('td', { dataset: { col: 'setup' } }, s.setup),
       memory, time,
       el('td', { dataset: { col: 'cost' }, title: explainTitle(e, costPath) || 'no price in the catalog for this card' },
-        training ? fmt.usd(s.cost_usd) : `${fmt.usd(s.cost_usd)}/h`),
+        training || s.cost_usd == null ? fmt.usd(s.cost_usd) : `${fmt.usd(s.cost_usd)}/h`),
       el('td', { dataset: { col: 'power' }, title: explainTitle(e, '/power/total_watts') }, fmt.watts(s.watts)),
       el('td', { dataset: { col: 'warnings' }, title: s.warnings.join('\n') }, s.warnings.length ? `⚠ ${s.warnings.length}` : ''),
       el('td', {}, button)));

@@ -59,8 +59,9 @@ function parseConfig(text) {
   return v;
 }
 
+// Form values are strings; a decoded state holds only known fields, as text.
 export function validState(raw) {
-  const s = { ...kDefaults };
+  const s = Object.fromEntries(Object.entries(kDefaults).map(([k, v]) => [k, String(v)]));
   if (raw && typeof raw === 'object') {
     for (const k of Object.keys(kDefaults)) {
       if (raw[k] !== undefined && raw[k] !== null) s[k] = String(raw[k]);

@@ -359,3 +359,22 @@ test('bad input names the field', { timeout: kTestTimeout }, () =>
   const body = await page.evaluate(() => document.body.innerText);
   assert.ok(!/\bNaN\b/.test(body), 'the page shows NaN');
 }));
+
+test('a link from another catalog version says so; a good custom catalog by URL is used',
+     { timeout: kTestTimeout }, () => check('h-catalog-versions', () => page, async () => {
+  // {"cv":"1999.1","max_gpus":"8"}: made with a catalog this site never had.
+  const code = Buffer.from('{"cv":"1999.1","max_gpus":"8"}').toString('base64url');
+  await page.goto(`${url}#1.${code}`);
+  await waitReady(page);
+  const note = page.locator('#share-notice');
+  assert.ok(await note.isVisible(), 'no notice for a link from another catalog version');
+  assert.match(await note.innerText(), /1999\.1/);
+  assert.equal(await page.inputValue(kMaxGpus), '8');
+  // ?catalog= names a models.json-format file: the site's own, so the plan must not change.
+  await page.goto(`${url}?catalog=catalog/models.json#1.${code}`);
+  await page.waitForFunction(() => document.querySelector('#catalog-version')?.textContent
+    .includes('catalog/models.json'), null, { polling: 50 });
+  await waitReady(page);
+  assert.equal((await page.locator('#catalog-errors').innerText()).trim(), '');
+  await assertPageMatchesCli(page);
+}));
