@@ -58,7 +58,8 @@ function showRelevant() {
 function schedule() {
   readForm();
   showRelevant();
-  $('#model-name').textContent = state.hf.trim() ? '' : (modelNames.get(state.model) ?? '');
+  const preset = !state.hf.trim() && !state.layers.trim();
+  $('#model-name').textContent = preset ? (modelNames.get(state.model) ?? '') : '';
   history.replaceState(null, '', `${location.pathname}${location.search}#${encodeShare(state, catalogVersion)}`);
   let request;
   try {

@@ -185,6 +185,8 @@ export function exportPlan(format, summaries, request, catalogVersion) {
     const tr = (cells, tag) => `<tr>${cells.map((c) => `<${tag}>${escapeHtml(c)}</${tag}>`).join('')}</tr>`;
     return `<table>\n<thead>${tr(head, 'th')}</thead>\n<tbody>\n${rows.map((r) => tr(r, 'td')).join('\n')}\n</tbody>\n</table>`;
   }
-  const md = (cells) => `| ${cells.map((c) => String(c).replace(/\|/g, '\\|')).join(' | ')} |`;
+  // Markdown renders inline HTML, so markup is escaped too, not only the cell separator.
+  const mdCell = (c) => String(c).replace(/[&<>]/g, (x) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[x]).replace(/\|/g, '\\|');
+  const md = (cells) => `| ${cells.map(mdCell).join(' | ')} |`;
   return [md(head), md(head.map(() => '---')), ...rows.map(md)].join('\n');
 }

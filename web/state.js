@@ -6,13 +6,17 @@ export const kDefaults = Object.freeze({
   kind: 'lora', model: 'llama-3.1-8b', hf: '', seq_len: 4096, prompt_tokens: 1024,
   output_tokens: 256, weights: 'bf16', tokens: '1e8', deadline_h: '', concurrency: 16,
   ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
-  objective: 'default',
+  objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
+  vocab: '',
 });
+
+// The explicit-architecture fields (the contract's model numbers); layers turns them on.
+export const kArchitecture = ['layers', 'hidden', 'intermediate', 'heads', 'kv_heads', 'vocab'];
 
 export const kTraining = ['pretrain', 'full_finetune', 'lora', 'qlora'];
 
 // Fields the page turns into numbers; an empty optional one is left out of the request.
-const kNumbers = ['seq_len', 'prompt_tokens', 'output_tokens', 'tokens', 'deadline_h',
+const kNumbers = [...kArchitecture, 'seq_len', 'prompt_tokens', 'output_tokens', 'tokens', 'deadline_h',
   'concurrency', 'ttft_ms', 'tpot_ms', 'max_gpus', 'budget_usd', 'node_power_w'];
 
 export class InputError extends Error {
@@ -29,7 +33,9 @@ function num(state, key) {
 
 // Builds the engine request. Range checks are the engine's: it names the JSON field.
 export function buildRequest(state) {
-  const model = state.hf.trim() ? { hf_config: parseConfig(state.hf) } : { preset: state.model };
+  const model = state.hf.trim() ? { hf_config: parseConfig(state.hf) }
+    : String(state.layers ?? '').trim() ? Object.fromEntries(kArchitecture.map((k) => [k, num(state, k)]))
+      : { preset: state.model };
   const training = kTraining.includes(state.kind);
   const workload = { kind: state.kind };
   if (training) {

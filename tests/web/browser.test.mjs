@@ -151,6 +151,7 @@ async function tableRows(p) {
       count: cell('count')?.textContent.trim() ?? null,
       bytes: cell('memory')?.getAttribute('data-bytes') ?? null,
       seconds: cell('time')?.getAttribute('data-seconds') ?? null,
+      throughput: cell('time')?.getAttribute('data-value') ?? null,
     };
   }));
 }
@@ -181,6 +182,11 @@ function assertMatchesCli(rows, cli, request) {
       assert.ok(row.seconds !== null && Number.isFinite(got), `${at}: time data-seconds is ${row.seconds}`);
       assert.ok(Math.abs(got - want) <= 1e-9 * Math.abs(want),
                 `${at}: time data-seconds ${got} vs CLI ${want}`);
+    } else {
+      const want = rec.estimate.performance.inference.decode_tokens_per_s_total;
+      const got = Number(row.throughput);
+      assert.ok(Math.abs(got - want) <= 1e-9 * Math.abs(want),
+                `${at}: throughput data-value ${row.throughput} vs CLI ${want}`);
     }
   });
 }
@@ -377,4 +383,33 @@ test('a link from another catalog version says so; a good custom catalog by URL 
   await waitReady(page);
   assert.equal((await page.locator('#catalog-errors').innerText()).trim(), '');
   await assertPageMatchesCli(page);
+}));
+
+test('serving, and a model given by its architecture numbers', { timeout: kTestTimeout }, () =>
+  check('i-serving-architecture', () => page, async () => {
+  await page.goto(url);
+  await waitReady(page);
+  let seq = await planSeq(page);
+  await setField(page, '#kind', 'inference');
+  seq = await waitPlanned(page, seq);
+  assert.equal(await page.locator('#seq_len').isVisible(), false, 'a training field shows for serving');
+  assert.equal(await page.locator('#concurrency').isVisible(), true);
+  let { request } = await readPage(page);
+  assert.equal(request.workload.kind, 'inference');
+  await assertPageMatchesCli(page);
+  // Llama 3.1 8B's shape given by hand (its config.json): the plan must equal the preset's.
+  const presetRows = await tableRows(page);
+  await page.click('#arch summary');
+  for (const [id, v] of [['layers', 32], ['hidden', 4096], ['intermediate', 14336], ['heads', 32],
+                         ['kv_heads', 8], ['vocab', 128256]]) {
+    await setField(page, `#${id}`, v);
+  }
+  await waitPlanned(page, seq);
+  ({ request } = await readPage(page));
+  assert.deepEqual(request.model, { layers: 32, hidden: 4096, intermediate: 14336, heads: 32,
+                                    kv_heads: 8, vocab: 128256 });
+  await assertPageMatchesCli(page);
+  const rows = await tableRows(page);
+  assert.deepEqual(rows.map((r) => r.bytes), presetRows.map((r) => r.bytes),
+                   'explicit Llama 3.1 8B numbers plan differently from the preset');
 }));

@@ -57,3 +57,13 @@ test('a link of another format, or unknown fields, cannot inject state', () => {
   assert.equal(state.kind, 'qlora');
   assert.equal('evil' in state, false);
 });
+
+test('explicit architecture numbers replace the preset once layers is given', () => {
+  const arch = { layers: '32', hidden: '4096', intermediate: '14336', heads: '32', kv_heads: '8', vocab: '128256' };
+  assert.deepEqual(buildRequest({ ...kDefaults, ...arch }).model,
+    { layers: 32, hidden: 4096, intermediate: 14336, heads: 32, kv_heads: 8, vocab: 128256 });
+  // Missing fields are left out, so the engine names them (/model/heads: is required ...).
+  assert.deepEqual(buildRequest({ ...kDefaults, layers: '32', hidden: '4096' }).model,
+    { layers: 32, hidden: 4096 });
+  assert.deepEqual(buildRequest({ ...kDefaults, hidden: '4096' }).model, { preset: 'llama-3.1-8b' });
+});
