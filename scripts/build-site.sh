@@ -20,4 +20,11 @@ rm -rf "$out"
 mkdir -p "$out/catalog"
 cp -r web/. "$out/"
 cp catalog/gpus.json catalog/models.json "$out/catalog/"
+# The engine goes in a folder named for its content, engine/HASH/, so it can be cached for a
+# year (netlify.toml: /engine/*); worker.js, which names it, is revalidated on every load.
+hash=$(cat web/engine/gpuplan.mjs web/engine/gpuplan.wasm | sha256sum | cut -c1-12)
+mkdir "$out/engine/$hash"
+mv "$out/engine/gpuplan.mjs" "$out/engine/gpuplan.wasm" "$out/engine/$hash/"
+sed -i "s#'./engine/gpuplan.mjs'#'./engine/$hash/gpuplan.mjs'#" "$out/worker.js"
+grep -q "engine/$hash/gpuplan.mjs" "$out/worker.js" || { echo "worker.js: engine import not found" >&2; exit 1; }
 echo "site: $out ($(du -sh "$out" | cut -f1))"

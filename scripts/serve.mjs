@@ -34,7 +34,9 @@ export function serve(dir, { port = 0, host = '127.0.0.1' } = {}) {
       const body = await readFile(file);
       res.writeHead(200, {
         'Content-Type': kTypes[extname(file)] ?? 'application/octet-stream',
-        'Cache-Control': 'no-cache', ...kSecurityHeaders,
+        // As netlify.toml: the content-hashed engine folder is immutable, the rest revalidates.
+        'Cache-Control': path.startsWith('/engine/') ? 'public, max-age=31536000, immutable' : 'no-cache',
+        ...kSecurityHeaders,
       });
       res.end(body);
     } catch {
