@@ -3,7 +3,7 @@
 // Usage: node scripts/serve.mjs [DIR=build/site] [--port N]   (import: serve(dir, {port}))
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
-import { extname, join, normalize, resolve } from 'node:path';
+import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const kTypes = {
@@ -29,7 +29,7 @@ export function serve(dir, { port = 0, host = '127.0.0.1' } = {}) {
     try {
       const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
       let file = normalize(join(root, path));
-      if (!file.startsWith(root)) throw new Error('outside');
+      if (file !== root && !file.startsWith(root + sep)) throw new Error('outside');
       if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
       const body = await readFile(file);
       res.writeHead(200, {

@@ -1,5 +1,5 @@
-// Wires the six-line form to the engine worker: every input change re-plans (the latest one
-// wins), the URL hash always holds the share link, and the results are drawn by render.js.
+// Wires the six-line form to the engine worker: every input change re-plans (only the newest
+// answer is drawn), the URL hash always holds the share link, and render.js draws the results.
 import { preferredLanguage, setLanguage, t } from './i18n.js';
 import { buildRequest, decodeShare, encodeShare, InputError, kDefaults, kTraining } from './state.js';
 import { el, exportPlan, renderDetail, renderList, renderTable, sortRows, summarize } from './render.js';
@@ -11,15 +11,39 @@ const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'modu
 
 let state = { ...kDefaults };
 let catalogVersion = '';
+const customParts = {};  // part ('gpus' | 'models') -> the file or URL it came from
 let sharedVersion = null;
-let seq = 0;
+let shareError = null;   // a bad share link stays reported until the user edits the form
+let seq = 0;             // drawn results so far (body[data-plan-seq])
+let gen = 0;             // form states so far; only the newest one's plan is drawn
 let inFlight = false;
 let pending = null;
 let rows = [];
 let result = null;
+let lastDraw = null;
 let sort = { key: null, dir: 1 };
 let lastRequest = null;
+let detailOpener = null;
 let modelNames = new Map();
+
+// The form field each engine path belongs to, so an error names what the user typed into.
+const kFieldOfPath = [
+  ['/workload/seq_len', 'seq_len'], ['/workload/tokens', 'tokens'],
+  ['/workload/prompt_tokens', 'prompt_tokens'], ['/workload/output_tokens', 'output_tokens'],
+  ['/workload/concurrency', 'concurrency'], ['/workload/kind', 'kind'],
+  ['/constraints/deadline_s', 'deadline_h'], ['/constraints/max_gpus', 'max_gpus'],
+  ['/constraints/budget_usd', 'budget_usd'], ['/constraints/node_power_w', 'node_power_w'],
+  ['/constraints/ttft_ms', 'ttft_ms'], ['/constraints/tpot_ms', 'tpot_ms'],
+  ['/constraints/cooling', 'cooling'], ['/precision', 'weights'], ['/hf_config', 'hf'],
+  ['/model/hf_config', 'hf'], ['/model/preset', 'model'],
+];
+
+function fieldOf(path) {
+  const direct = /^\/(?:model\/)?([a-z_]+)$/.exec(path ?? '');
+  if (direct && kDefaults[direct[1]] !== undefined && document.getElementById(direct[1])) return direct[1];
+  const hit = kFieldOfPath.find(([p]) => path === p || path?.startsWith(`${p}/`));
+  return hit ? hit[1] : null;
+}
 
 function setStatus(status, text) {
   document.body.dataset.status = status;
@@ -27,8 +51,30 @@ function setStatus(status, text) {
 }
 
 function showErrors(list) {
-  const box = $('#errors');
-  box.replaceChildren(...list.map((e) => el('p', { text: `${e.path || '(root)'}: ${e.message}` })));
+  for (const bad of document.querySelectorAll('[aria-invalid="true"]')) bad.removeAttribute('aria-invalid');
+  const all = shareError ? [{ path: 'share link', message: shareError }, ...list] : list;
+  $('#errors').replaceChildren(...all.map((e) => {
+    const id = fieldOf(e.path);
+    const input = id && document.getElementById(id);
+    let label = '';
+    if (input) {
+      input.setAttribute('aria-invalid', 'true');
+      input.setAttribute('aria-describedby', 'errors');
+      label = `${document.querySelector(`label[for="${id}"]`)?.textContent ?? id} — `;
+    }
+    const hint = id === 'deadline_h' ? ` (${t('deadline_hint')})` : '';
+    return el('p', { text: `${label}${e.path || '(root)'}: ${e.message}${hint}` });
+  }));
+}
+
+function clearResults() {
+  rows = [];
+  result = null;
+  lastDraw = null;
+  renderTable($('#results tbody'), [], true, () => {});
+  renderList($('#advice'), [], String);
+  renderList($('#rejected'), [], String);
+  closeDetail();
 }
 
 function readForm() {
@@ -61,42 +107,46 @@ function schedule() {
   const preset = !state.hf.trim() && !state.layers.trim();
   $('#model-name').textContent = preset ? (modelNames.get(state.model) ?? '') : '';
   history.replaceState(null, '', `${location.pathname}${location.search}#${encodeShare(state, catalogVersion)}`);
+  gen += 1;
   let request;
   try {
     request = buildRequest(state);
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
+    pending = null;  // and a plan still running for an older state will not be drawn
+    clearResults();
+    $('#request-json').textContent = '';
     showErrors([{ path: `/${err.field}`, message: err.message.slice(err.field.length + 2) }]);
-    document.body.dataset.planSeq = String(++seq);
     setStatus('error', '');
+    document.body.dataset.planSeq = String(++seq);
+    postHeight();
     return;
   }
-  pending = JSON.stringify(request, null, 2);
+  pending = { gen, text: JSON.stringify(request, null, 2) };
   pump();
 }
 
 function pump() {
   if (inFlight || pending === null || !catalogVersion) return;
   inFlight = true;
-  lastRequest = pending;
-  pending = null;
+  lastRequest = pending.text;
   setStatus('busy', t('busy'));
-  worker.postMessage({ type: 'plan', seq: seq + 1, request: lastRequest });
+  worker.postMessage({ type: 'plan', seq: pending.gen, request: pending.text });
+  pending = null;
 }
 
 function drawPlan(envelope, ms) {
   $('#request-json').textContent = lastRequest;
-  $('#detail').hidden = true;
+  closeDetail();
   if (!envelope.ok) {
+    clearResults();
     showErrors(envelope.errors);
-    rows = [];
-    result = null;
-    renderTable($('#results tbody'), [], true, () => {});
     setStatus('error', '');
     return;
   }
   showErrors([]);
   result = envelope.result;
+  lastDraw = { envelope, ms };
   rows = result.recommendations.map((rec) => ({ rec, summary: summarize(rec) }));
   drawRows();
   renderList($('#advice'), result.advice, (a) => a.message);
@@ -109,21 +159,34 @@ function drawPlan(envelope, ms) {
   document.body.dataset.firstPlanAt ??= performance.now().toFixed(0);
 }
 
+function sortedRows() {
+  return sortRows(rows, sort.key, sort.dir);
+}
+
 function drawRows() {
   const training = kTraining.includes(result?.request_normalized?.workload?.kind ?? state.kind);
-  renderTable($('#results tbody'), sortRows(rows, sort.key, sort.dir), training, (rec) => {
+  renderTable($('#results tbody'), sortedRows(), training, (rec, button) => {
+    detailOpener = button;
     renderDetail($('#detail'), rec);
     $('#detail').focus();
   });
 }
 
+function closeDetail() {
+  const detail = $('#detail');
+  const hadFocus = detail.contains(document.activeElement);
+  detail.hidden = true;
+  if (hadFocus) (detailOpener?.isConnected ? detailOpener : $('#results-section')).focus();
+}
+
 worker.onmessage = ({ data }) => {
   if (data.type === 'plan') {
     inFlight = false;
-    seq = Math.max(seq, data.seq);
-    drawPlan(JSON.parse(data.text), data.ms);
-    document.body.dataset.planSeq = String(seq);
-    postHeight();
+    if (data.seq === gen) {  // an answer for an older form state is dropped
+      drawPlan(JSON.parse(data.text), data.ms);
+      document.body.dataset.planSeq = String(++seq);
+      postHeight();
+    }
     pump();
   } else if (data.type === 'catalog') {
     onCatalog(data);
@@ -131,24 +194,30 @@ worker.onmessage = ({ data }) => {
     inFlight = false;
     showErrors([{ path: '', message: data.message }]);
     setStatus('error', '');
+    pump();
   }
 };
 
-function onCatalog({ envelope, custom, source }) {
+// The worker keeps the catalog it had when a custom part is invalid, so the labels here change
+// only on success.
+function onCatalog({ envelope, part, source }) {
   const box = $('#catalog-errors');
   if (!envelope.ok) {
     box.replaceChildren(el('p', { text: `${source}:` }),
       ...envelope.errors.map((e) => el('p', { text: `${e.path || '(root)'}: ${e.message}` })));
-    if (catalogVersion) return;  // the bundled catalog stays in use
-  } else {
-    box.replaceChildren();
-    const c = envelope.result;
-    catalogVersion = c.version ?? c.catalog_version ?? '';
-    $('#catalog-version').textContent = custom ? `${catalogVersion} (${source})` : catalogVersion;
-    $('#model-list').replaceChildren(...c.models.map((m) => el('option', { value: m.id, label: m.name })));
-    modelNames = new Map(c.models.map((m) => [m.id, m.name]));
-    noteSharedVersion();
+    return;
   }
+  if (part) {
+    box.replaceChildren();
+    customParts[part] = source;
+  }
+  const c = envelope.result;
+  catalogVersion = c.version ?? c.catalog_version ?? '';
+  const custom = Object.entries(customParts).map(([p, s]) => `${p}: ${s}`).join(', ');
+  $('#catalog-version').textContent = custom ? `${catalogVersion} (${custom})` : catalogVersion;
+  $('#model-list').replaceChildren(...c.models.map((m) => el('option', { value: m.id, label: m.name })));
+  modelNames = new Map(c.models.map((m) => [m.id, m.name]));
+  noteSharedVersion();
   schedule();
 }
 
@@ -158,21 +227,27 @@ function noteSharedVersion() {
   if (!note.hidden) note.textContent = t('share_other_catalog', sharedVersion, catalogVersion);
 }
 
-async function loadCatalogText(text, source) {
+function catalogFailed(source, message) {
+  onCatalog({ envelope: { ok: false, errors: [{ path: '', message }] }, source });
+}
+
+function loadCatalogText(text, source) {
   let parsed;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    onCatalog({ envelope: { ok: false, errors: [{ path: '', message: `not JSON: ${err.message}` }] }, source });
+    catalogFailed(source, `not JSON: ${err.message}`);
     return;
   }
   const part = parsed && Array.isArray(parsed.models) ? 'models' : 'gpus';
-  worker.postMessage({ type: 'catalog', [part]: text, source });
+  worker.postMessage({ type: 'catalog', part, text, source });
 }
 
 function postHeight() {
   if (embed && window.parent !== window) {
-    window.parent.postMessage({ type: 'gpuplan:height', height: document.documentElement.scrollHeight }, '*');
+    // The body's own height: the document's scrollHeight never drops below the frame's height.
+    const height = Math.ceil(document.body.getBoundingClientRect().height);
+    window.parent.postMessage({ type: 'gpuplan:height', height }, '*');
   }
 }
 
@@ -189,20 +264,22 @@ async function copy(text, field) {
   try { await navigator.clipboard.writeText(text); setStatus(document.body.dataset.status, t('copied')); } catch { /* the field holds it */ }
 }
 
-// Reads the share link in the hash, if any, into the form; answers whether it did.
+const isShareHash = (hash) => /^#\d+\./.test(hash);
+
+// Reads the share link in the hash, if any, into the form (the defaults when it is broken).
 function applyShare() {
-  if (location.hash.length > 1) {
+  if (isShareHash(location.hash)) {
     try {
       const shared = decodeShare(location.hash);
       state = shared.state;
       sharedVersion = shared.catalogVersion;
+      shareError = null;
     } catch (err) {
-      showErrors([{ path: 'share link', message: err.message }]);
-      return false;
+      state = { ...kDefaults };
+      shareError = err.message;
     }
   }
   writeForm();
-  return true;
 }
 
 function applyTheme(theme) {
@@ -219,7 +296,8 @@ function init() {
     localStorage.setItem('gpuplan.lang', e.target.value);
     setLanguage(e.target.value);
     showRelevant();
-    if (result) drawRows();
+    noteSharedVersion();
+    if (lastDraw) drawPlan(lastDraw.envelope, lastDraw.ms);
   });
   const theme = localStorage.getItem('gpuplan.theme') || 'auto';
   $('#theme').value = theme;
@@ -229,13 +307,24 @@ function init() {
   applyShare();
   // A share link pasted into a tab that already shows the page changes only the hash.
   window.addEventListener('hashchange', () => {
-    if (applyShare() && catalogVersion) {
+    if (!isShareHash(location.hash)) return;
+    applyShare();
+    if (catalogVersion) {
       noteSharedVersion();
       schedule();
     }
   });
-  $('#form').addEventListener('input', schedule);
-  $('#form').addEventListener('change', schedule);
+  // The skip link moves focus without touching the hash, which holds the share link.
+  $('.skip').addEventListener('click', (e) => {
+    e.preventDefault();
+    $('#results-section').focus();
+  });
+  const edited = () => {
+    shareError = null;
+    schedule();
+  };
+  $('#form').addEventListener('input', edited);
+  $('#form').addEventListener('change', edited);
   $('#form').addEventListener('submit', (e) => e.preventDefault());
   $('#kind').addEventListener('change', () => {
     if (state.kind === 'qlora' && !['nf4', 'int4', 'gptq_int4', 'awq_int4'].includes($('#weights').value)) {
@@ -243,21 +332,24 @@ function init() {
       schedule();
     }
   });
-  for (const th of document.querySelectorAll('th button[data-sort]')) {
-    th.addEventListener('click', () => {
-      sort = { key: th.dataset.sort, dir: sort.key === th.dataset.sort ? -sort.dir : 1 };
-      for (const other of document.querySelectorAll('th')) other.removeAttribute('aria-sort');
-      th.parentElement.setAttribute('aria-sort', sort.dir > 0 ? 'ascending' : 'descending');
+  for (const button of document.querySelectorAll('th button[data-sort]')) {
+    button.addEventListener('click', () => {
+      const key = button.dataset.sort;
+      // Throughput reads best highest-first; everything else lowest-first.
+      const first = key === 'time' && !kTraining.includes(state.kind) ? -1 : 1;
+      sort = { key, dir: sort.key === key ? -sort.dir : first };
+      for (const th of document.querySelectorAll('th')) th.removeAttribute('aria-sort');
+      button.parentElement.setAttribute('aria-sort', sort.dir > 0 ? 'ascending' : 'descending');
       drawRows();
     });
   }
-  $('#detail-close').addEventListener('click', () => { $('#detail').hidden = true; });
+  $('#detail-close').addEventListener('click', closeDetail);
   $('#share').addEventListener('click', () => copy(shareUrl(false), $('#share-url')));
   $('#copy-embed').addEventListener('click', () => copy(
     `<iframe src="${shareUrl(true)}" title="gpuplan" width="100%" height="900" style="border:0"></iframe>`,
     $('#embed-code')));
   $('#export').addEventListener('click', () => {
-    $('#export-out').value = exportPlan($('#export-format').value, rows.map((r) => r.summary),
+    $('#export-out').value = exportPlan($('#export-format').value, sortedRows().map((r) => r.summary),
       lastRequest ? JSON.parse(lastRequest) : null, catalogVersion);
   });
   $('#catalog-file').addEventListener('change', async (e) => {
@@ -273,7 +365,7 @@ function init() {
       if (!r.ok) throw new Error(`HTTP ${r.status}`);
       return r.text();
     }).then((text) => loadCatalogText(text, custom))
-      .catch((err) => onCatalog({ envelope: { ok: false, errors: [{ path: '', message: err.message }] }, source: custom }));
+      .catch((err) => catalogFailed(custom, err.message));
   }
 }
 

@@ -74,14 +74,16 @@ export function summarize(rec) {
 
 const kSortKeys = {
   gpu: (s) => s.name, count: (s) => s.count, memory: (s) => s.memory_bytes,
-  time: (s) => (s.time_s ?? -s.throughput), cost: (s) => s.cost_usd ?? Infinity, power: (s) => s.watts,
+  time: (s) => s.time_s ?? s.throughput, cost: (s) => s.cost_usd, power: (s) => s.watts,
 };
 
+// Rows without a value (a card with no price) go last in either direction.
 export function sortRows(rows, key, dir) {
   if (!key) return rows;
   const f = kSortKeys[key];
   return [...rows].sort((a, b) => {
     const x = f(a.summary); const y = f(b.summary);
+    if (x == null || y == null) return (x == null) - (y == null);
     return (x < y ? -1 : x > y ? 1 : 0) * dir;
   });
 }
@@ -95,9 +97,10 @@ export function renderTable(tbody, rows, training, onDetail) {
       dataset: { col: 'memory', bytes: String(s.memory_bytes) },
       title: explainTitle(e, '/memory/total_bytes'),
     });
-    memory.textContent = `${fmt.gib(s.memory_bytes)} ${t('of')} ${fmt.gib(s.capacity_bytes)}`;
+    // The percentage is the watermark with headroom against capacity: what decides "fits".
+    memory.textContent = `${fmt.gib(s.memory_bytes)} ${t('of')} ${fmt.gib(s.capacity_bytes)} · ${pct}%`;
     memory.title = `${t('watermark', pct)}\n${memory.title}`;
-    const meter = el('meter', { min: '0', max: '100', value: String(Math.min(pct, 100)), high: '90', 'aria-hidden': 'true' });
+    const meter = el('meter', { min: '0', max: '100', value: String(Math.min(pct, 100)), high: '90', 'aria-label': t('watermark', pct) });
     memory.append(meter);
     const time = training
       ? el('td', { dataset: { col: 'time', seconds: String(s.time_s) }, title: explainTitle(e, '/performance/training/time_s') }, fmt.duration(s.time_s))
@@ -108,7 +111,7 @@ export function renderTable(tbody, rows, training, onDetail) {
     const costPath = training ? '/cost/usd_total' : '/cost/usd_per_hour';
     const button = el('button', { type: 'button', className: 'detail', 'aria-label': `${t('details')}: ${s.name}` });
     button.textContent = t('details');
-    button.addEventListener('click', () => onDetail(rec));
+    button.addEventListener('click', () => onDetail(rec, button));
     tbody.append(el('tr', { dataset: { gpu: s.gpu, fits: String(e.memory.fits) } },
       el('th', { scope: 'row', title: s.reason }, s.name),
       el('td', { dataset: { col: 'count' }, title: s.reason }, String(s.count)),
@@ -164,9 +167,11 @@ export function renderDetail(section, rec) {
   section.hidden = false;
 }
 
+// A cell starting with = + - @ would run as a formula in a spreadsheet: a quote disarms it.
 function csvCell(v) {
-  const s = String(v ?? '');
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  let c = String(v ?? '');
+  if (/^[=+\-@\t\r]/.test(c)) c = `'${c}`;
+  return /[",\n\r]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c;
 }
 
 function escapeHtml(s) {
@@ -175,7 +180,9 @@ function escapeHtml(s) {
 
 // Exports for wikis that forbid iframes: same columns as the table, raw numbers in CSV/JSON.
 export function exportPlan(format, summaries, request, catalogVersion) {
-  const head = ['card', 'cards', 'setup', 'memory_gib_per_card', 'capacity_gib', 'time_h', 'decode_tokens_per_s', 'cost_usd', 'power_w'];
+  const training = summaries.every((s) => s.time_s != null);
+  const head = ['card', 'cards', 'setup', 'memory_gib_per_card', 'capacity_gib', 'time_h', 'decode_tokens_per_s',
+    training ? 'cost_usd_total' : 'cost_usd_per_hour', 'power_w'];
   const rows = summaries.map((s) => [s.name, s.count, s.setup, (s.memory_bytes / GiB).toFixed(2),
     (s.capacity_bytes / GiB).toFixed(0), s.time_s == null ? '' : (s.time_s / 3600).toFixed(2),
     s.throughput == null ? '' : s.throughput.toFixed(0), s.cost_usd == null ? '' : s.cost_usd.toFixed(2), Math.round(s.watts)]);
@@ -186,7 +193,8 @@ export function exportPlan(format, summaries, request, catalogVersion) {
     return `<table>\n<thead>${tr(head, 'th')}</thead>\n<tbody>\n${rows.map((r) => tr(r, 'td')).join('\n')}\n</tbody>\n</table>`;
   }
   // Markdown renders inline HTML, so markup is escaped too, not only the cell separator.
-  const mdCell = (c) => String(c).replace(/[&<>]/g, (x) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[x]).replace(/\|/g, '\\|');
+  const mdCell = (c) => String(c).replace(/[&<>]/g, (x) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[x])
+    .replace(/[|[\]\\`*_!]/g, (x) => `\\${x}`).replace(/\s*[\r\n]+\s*/g, ' ');
   const md = (cells) => `| ${cells.map(mdCell).join(' | ')} |`;
   return [md(head), md(head.map(() => '---')), ...rows.map(md)].join('\n');
 }

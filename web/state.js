@@ -107,6 +107,14 @@ export function decodeShare(hash) {
   if (dot < 0 || code.slice(0, dot) !== kFormat) {
     throw new Error(`unknown share-link format "${code.slice(0, 8)}"`);
   }
-  const raw = JSON.parse(fromBase64Url(code.slice(dot + 1)));
-  return { state: validState(raw), catalogVersion: raw.cv };
+  let raw;
+  try {
+    raw = JSON.parse(fromBase64Url(code.slice(dot + 1)));
+  } catch {
+    throw new Error('the share link is damaged (cut short when copied?)');
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new Error('the share link holds no form state');
+  }
+  return { state: validState(raw), catalogVersion: typeof raw.cv === 'string' ? raw.cv : null };
 }

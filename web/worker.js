@@ -1,10 +1,11 @@
 // The engine runs here, off the main thread, so typing never waits for a plan. Messages:
-//   in  {type:'catalog', gpus?, models?, source}  load the bundled catalog, or a custom part
+//   in  {type:'catalog', source}                 the bundled catalog (sent once, first)
+//   in  {type:'catalog', part, text, source}     a custom gpus.json or models.json
 //   in  {type:'plan', seq, request}              request is the JSON text sent to the engine
-//   out {type:'catalog', envelope, custom}       out {type:'plan', seq, text, ms}
+//   out {type:'catalog', envelope, part, source} out {type:'plan', seq, text, ms}
 import createGpuplan from './engine/gpuplan.mjs';
 
-const bundled = {};
+let current = {};  // the gpus.json and models.json texts the engine holds
 let engine;
 
 async function text(url) {
@@ -17,17 +18,18 @@ async function start() {
   const [mod, gpus, models] = await Promise.all([
     createGpuplan(), text('./catalog/gpus.json'), text('./catalog/models.json')]);
   engine = mod;
-  bundled.gpus = gpus;
-  bundled.models = models;
+  current = { gpus, models };
   return JSON.parse(engine.loadCatalog(gpus, models));
 }
 const ready = start();
 
-// A custom part replaces the bundled one; when it is invalid, its errors go back and the
-// bundled catalog stays in use, so the page keeps working.
-function loadCustom({ gpus, models }) {
-  const envelope = JSON.parse(engine.loadCatalog(gpus ?? bundled.gpus, models ?? bundled.models));
-  if (!envelope.ok) engine.loadCatalog(bundled.gpus, bundled.models);
+// A custom part replaces that part of the catalog in use; when it is invalid, its errors go
+// back and the catalog in use stays, so the page keeps working and its labels stay true.
+function loadCustom(part, partText) {
+  const next = { ...current, [part]: partText };
+  const envelope = JSON.parse(engine.loadCatalog(next.gpus, next.models));
+  if (envelope.ok) current = next;
+  else engine.loadCatalog(current.gpus, current.models);
   return envelope;
 }
 
@@ -35,9 +37,8 @@ self.onmessage = async ({ data }) => {
   try {
     const first = await ready;
     if (data.type === 'catalog') {
-      const custom = data.gpus !== undefined || data.models !== undefined;
-      const envelope = custom ? loadCustom(data) : first;
-      self.postMessage({ type: 'catalog', envelope, custom, source: data.source });
+      const envelope = data.part ? loadCustom(data.part, data.text) : first;
+      self.postMessage({ type: 'catalog', envelope, part: data.part, source: data.source });
     } else if (data.type === 'plan') {
       const t0 = performance.now();
       // The text crosses to the page as one string: cheaper than cloning the parsed object.

@@ -9,7 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -156,8 +156,9 @@ async function tableRows(p) {
   }));
 }
 
-function cliPlan(text) {
-  const run = spawnSync(nativeCli, ['plan', '-'], { input: text, encoding: 'utf8' });
+function cliPlan(text, catalogDir) {
+  const args = catalogDir ? ['--catalog', catalogDir, 'plan', '-'] : ['plan', '-'];
+  const run = spawnSync(nativeCli, args, { input: text, encoding: 'utf8' });
   assert.equal(run.status, 0, `native CLI failed on the page's request: ${run.stderr}\n${text}`);
   return JSON.parse(run.stdout);
 }
@@ -412,4 +413,70 @@ test('serving, and a model given by its architecture numbers', { timeout: kTestT
   const rows = await tableRows(page);
   assert.deepEqual(rows.map((r) => r.bytes), presetRows.map((r) => r.bytes),
                    'explicit Llama 3.1 8B numbers plan differently from the preset');
+}));
+
+test('an answer for an older input is never drawn over a newer input error', { timeout: kTestTimeout }, () =>
+  check('j-race', () => page, async () => {
+  await page.goto(url);
+  await waitReady(page);
+  const before = await planSeq(page);
+  // Two edits in one task: the first one's plan is still running when the second fails.
+  await page.evaluate(() => {
+    const input = document.getElementById('seq_len');
+    input.value = '8192';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    input.value = 'abc';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  await page.waitForFunction((b) => Number(document.body.dataset.planSeq) > b, before, { polling: 50 });
+  await page.waitForTimeout(1500);  // long enough for the 8192 plan to come back
+  assert.equal(await status(page), 'error');
+  assert.match(await page.locator('#errors').innerText(), /seq_len/);
+  assert.equal((await tableRows(page)).length, 0, 'rows of the older input are shown');
+  assert.equal(await page.getAttribute('#seq_len', 'aria-invalid'), 'true');
+}));
+
+test('a damaged share link keeps the defaults and says so; the skip link keeps the link',
+     { timeout: kTestTimeout }, () => check('k-damaged-link', () => page, async () => {
+  await page.goto(`${url}?k#1.bnVsbA`);  // base64url of "null"
+  await waitReady(page);
+  assert.equal(await page.inputValue('#kind'), 'lora');
+  assert.equal(await page.inputValue('#seq_len'), '4096');
+  assert.match(await page.locator('#errors').innerText(), /share link/);
+  const seq = await planSeq(page);
+  await setField(page, kMaxGpus, '4');
+  await waitPlanned(page, seq);
+  const hash = await page.evaluate(() => location.hash);
+  await page.focus('.skip');  // as a keyboard user does: it is off-screen until focused
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => location.hash), hash, 'the skip link replaced the share link');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'results-section');
+}));
+
+test('custom catalog parts combine; a bad one leaves the catalog in use', { timeout: kTestTimeout }, () =>
+  check('l-custom-parts', () => page, async () => {
+  const bundled = JSON.parse(await readFile('catalog/gpus.json', 'utf8'));
+  const two = { ...bundled, catalog_version: 'two-cards', gpus: bundled.gpus.filter((g) =>
+    ['h100-sxm-80gb', 'a100-sxm-80gb'].includes(g.id)) };
+  const dir = await mkdtemp(path.join(tmpdir(), 'gpuplan-catalog-'));
+  await writeFile(path.join(dir, 'gpus.json'), JSON.stringify(two));
+  await copyFile('catalog/models.json', path.join(dir, 'models.json'));
+  await page.goto(url);
+  await waitReady(page);
+  let seq = await planSeq(page);
+  await page.setInputFiles('#catalog-file', { name: 'two.json', mimeType: 'application/json',
+                                              buffer: Buffer.from(JSON.stringify(two)) });
+  seq = await waitPlanned(page, seq);
+  assert.match(await page.locator('#catalog-version').innerText(), /two-cards \(gpus: two\.json\)/);
+  const bad = '{"schema_version":1,"models":[{"id":"x"}]}';
+  await page.setInputFiles('#catalog-file', { name: 'bad-models.json', mimeType: 'application/json',
+                                              buffer: Buffer.from(bad) });
+  await page.waitForFunction(() => document.querySelector('#catalog-errors').innerText.includes('bad-models'),
+                             null, { polling: 50 });
+  await setField(page, kMaxGpus, '16');
+  await waitPlanned(page, seq);
+  const { text, request, rows } = await readPage(page);
+  assert.ok(rows.length >= 1 && rows.length <= 2, `${rows.length} rows from a two-card catalog`);
+  assertMatchesCli(rows, cliPlan(text, dir), request);
+  await rm(dir, { recursive: true, force: true });
 }));

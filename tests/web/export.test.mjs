@@ -12,7 +12,7 @@ const summary = {
   memory_bytes: 40 * GiB, capacity_bytes: 80 * GiB, with_headroom_bytes: 48 * GiB,
   time_s: 5400, throughput: null, cost_usd: 12.5, watts: 1400.4, warnings: [], reason: 'r',
 };
-const head = 'card,cards,setup,memory_gib_per_card,capacity_gib,time_h,decode_tokens_per_s,cost_usd,power_w';
+const head = 'card,cards,setup,memory_gib_per_card,capacity_gib,time_h,decode_tokens_per_s,cost_usd_total,power_w';
 
 test('CSV quotes what needs quoting; numbers are raw (5400 s = 1.50 h, 40 GiB = 40.00)', () => {
   assert.equal(exportPlan('csv', [summary], {}, 'v'),
@@ -36,4 +36,19 @@ test('JSON carries the request and the catalog version', () => {
   assert.equal(j.catalog_version, '2026.11.1');
   assert.deepEqual(j.request, { gpu: 'x' });
   assert.equal(j.recommendations[0].memory_bytes, 42949672960);  // 40 x 2^30
+});
+
+test('CSV disarms spreadsheet formulas; serving costs are labelled per hour', () => {
+  const evil = { ...summary, name: '=HYPERLINK("http://x")', time_s: null, throughput: 1234.4 };
+  const [header, row] = exportPlan('csv', [evil], {}, 'v').split('\n');
+  assert.ok(header.endsWith('decode_tokens_per_s,cost_usd_per_hour,power_w'), header);
+  // The quote prefix, then CSV's own quoting of the inner quotes.
+  assert.ok(row.startsWith(`"'=HYPERLINK(""http://x"")",2,`), row);
+  assert.ok(row.endsWith(',,1234,12.50,1400'), row);
+});
+
+test('Markdown cannot turn catalog text into a link, an image or a new row', () => {
+  const evil = { ...summary, name: '![x](http://e/i.png) [a](b)\nnext' };
+  const cell = exportPlan('md', [evil], {}, 'v').split('\n')[2].split(' | ')[0];
+  assert.equal(cell, '| \\!\\[x\\](http://e/i.png) \\[a\\](b) next');
 });
