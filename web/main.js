@@ -84,10 +84,17 @@ function readForm() {
   }
 }
 
+// A value a select does not offer (from an old or edited share link) falls back to the default,
+// and the link's problem is reported rather than sent to the engine as "".
 function writeForm() {
   for (const k of Object.keys(kDefaults)) {
     const input = document.getElementById(k);
-    if (input) input.value = state[k];
+    if (!input) continue;
+    if (input.tagName === 'SELECT' && ![...input.options].some((o) => o.value === String(state[k]))) {
+      shareError = `${k}: "${state[k]}" is not one of the choices; ${kDefaults[k] || '(any)'} is used`;
+      state[k] = kDefaults[k];
+    }
+    input.value = state[k];
   }
   showRelevant();
 }

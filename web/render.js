@@ -29,9 +29,10 @@ export const fmt = {
     if (s < 172800) return `${(s / 3600).toFixed(1)} h`;
     return `${(s / 86400).toFixed(1)} d`;
   },
+  ms: (v, digits) => (Number.isFinite(v) ? `${v.toFixed(digits)} ms` : '—'),
   usd: (v) => (v == null ? '—' : `$${v < 100 ? v.toFixed(2) : Math.round(v).toLocaleString('en')}`),
   watts: (w) => (w >= 10000 ? `${(w / 1000).toFixed(1)} kW` : `${Math.round(w)} W`),
-  rate: (v) => `${v >= 1000 ? Math.round(v).toLocaleString('en') : v.toFixed(1)} tok/s`,
+  rate: (v) => (!Number.isFinite(v) ? '—' : `${v >= 1000 ? Math.round(v).toLocaleString('en') : v.toFixed(1)} tok/s`),
   number(v) {
     if (typeof v === 'boolean') return v ? t('yes') : t('no');
     if (typeof v !== 'number') return String(v);
@@ -106,8 +107,8 @@ export function renderTable(tbody, rows, training, onDetail) {
       ? el('td', { dataset: { col: 'time', seconds: String(s.time_s) }, title: explainTitle(e, '/performance/training/time_s') }, fmt.duration(s.time_s))
       : el('td', {
         dataset: { col: 'time', value: String(s.throughput) },
-        title: `TTFT ${e.performance.inference.ttft_ms.toFixed(1)} ms, TPOT ${e.performance.inference.tpot_ms.toFixed(2)} ms\n${explainTitle(e, '/performance/inference/decode_tokens_per_s_total')}`,
-      }, fmt.rate(s.throughput));
+        title: explainTitle(e, '/performance/inference/decode_tokens_per_s_total'),
+      }, `${fmt.rate(s.throughput)} · TTFT ${fmt.ms(e.performance.inference.ttft_ms, 0)} · TPOT ${fmt.ms(e.performance.inference.tpot_ms, 1)}`);
     const costPath = training ? '/cost/usd_total' : '/cost/usd_per_hour';
     const button = el('button', { type: 'button', className: 'detail', 'aria-label': `${t('details')}: ${s.name}` });
     button.textContent = t('details');

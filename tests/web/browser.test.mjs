@@ -443,6 +443,12 @@ test('a damaged share link keeps the defaults and says so; the skip link keeps t
   assert.equal(await page.inputValue('#kind'), 'lora');
   assert.equal(await page.inputValue('#seq_len'), '4096');
   assert.match(await page.locator('#errors').innerText(), /share link/);
+  // {"cv":"x","kind":"bogus"}: a value the form does not offer falls back and is reported.
+  const bogus = Buffer.from('{"cv":"x","kind":"bogus"}').toString('base64url');
+  await page.goto(`${url}?k2#1.${bogus}`);
+  await waitReady(page);
+  assert.equal(await page.inputValue('#kind'), 'lora');
+  assert.match(await page.locator('#errors').innerText(), /kind: "bogus" is not one of the choices/);
   const seq = await planSeq(page);
   await setField(page, kMaxGpus, '4');
   await waitPlanned(page, seq);
