@@ -29,7 +29,7 @@ const en = {
   catalog_version: 'Catalog version', busy: 'Planning…', ready: 'Planned in', no_rows: 'No card fits these constraints.',
   share_other_catalog: 'This link was made with catalog version {0}; this page uses {1}: numbers may differ.',
   copied: 'Copied.', yes: 'yes', no: 'no', headroom: 'headroom', of: 'of', close: 'Close',
-  watermark: 'with headroom: {0}% of the card', deadline_hint: 'the page sends hours × 3600 as seconds', formula: 'Formula', assumptions: 'Assumptions', inputs: 'Inputs', setups: 'setups evaluated',
+  watermark: 'with headroom: {0}% of the card', deadline_hint: 'the page sends hours × 3600 as seconds', per_replica: 'per replica', formula: 'Formula', assumptions: 'Assumptions', inputs: 'Inputs', setups: 'setups evaluated',
 };
 
 const zh = {
@@ -62,7 +62,7 @@ const zh = {
   catalog_version: '目录版本', busy: '计算中…', ready: '计算用时', no_rows: '没有满足这些约束的显卡。',
   share_other_catalog: '此链接基于目录版本 {0}，本页使用 {1}：数字可能不同。',
   copied: '已复制。', yes: '是', no: '否', headroom: '余量', of: '/', close: '关闭',
-  watermark: '含余量后占显存的 {0}%', deadline_hint: '页面按 小时 × 3600 换算为秒发送', formula: '公式', assumptions: '假设', inputs: '输入', setups: '个配置已评估',
+  watermark: '含余量后占显存的 {0}%', deadline_hint: '页面按 小时 × 3600 换算为秒发送', per_replica: '每副本', formula: '公式', assumptions: '假设', inputs: '输入', setups: '个配置已评估',
 };
 
 export const kLanguages = { en, 'zh-CN': zh };

@@ -58,12 +58,13 @@ export function summarize(rec) {
   const axes = [['TP', p.tp], ['PP', p.pp], ['CP', p.cp], ['EP', p.ep]]
     .filter(([, v]) => v > 1).map(([k, v]) => `${k}${v}`);
   const setup = inf
-    ? [`${rec.replicas} × ${p.gpus / rec.replicas || 1}`, ...axes,
+    ? [`${rec.replicas} × ${p.gpus}`, ...axes,
       rec.concurrency_per_replica ? `${rec.concurrency_per_replica} req/replica` : ''].filter(Boolean).join(' · ')
     : [[...axes, `DP${dp}`, p.zero ? `ZeRO-${p.zero}` : ''].filter(Boolean).join(' '),
       `mb ${rec.micro_batch} × ga ${rec.grad_accum}`].join(' · ');
+  // Serving: parallel.gpus is one replica, and the estimate (throughput, cost, power) is for it.
   return {
-    gpu: rec.gpu, name: e.gpu.name, count: rec.count, setup,
+    gpu: rec.gpu, name: e.gpu.name, count: rec.count, setup, replicas: inf ? rec.replicas : 1,
     memory_bytes: e.memory.total_bytes, capacity_bytes: e.memory.capacity_bytes,
     with_headroom_bytes: e.memory.total_with_headroom_bytes,
     time_s: train ? train.time_s : null,
@@ -103,12 +104,13 @@ export function renderTable(tbody, rows, training, onDetail) {
     memory.title = `${t('watermark', pct)}\n${memory.title}`;
     const meter = el('meter', { min: '0', max: '100', value: String(Math.min(pct, 100)), high: '90', 'aria-label': t('watermark', pct) });
     memory.append(meter);
+    const perReplica = s.replicas > 1 ? ` ${t('per_replica')}` : '';
     const time = training
       ? el('td', { dataset: { col: 'time', seconds: String(s.time_s) }, title: explainTitle(e, '/performance/training/time_s') }, fmt.duration(s.time_s))
       : el('td', {
         dataset: { col: 'time', value: String(s.throughput) },
         title: explainTitle(e, '/performance/inference/decode_tokens_per_s_total'),
-      }, `${fmt.rate(s.throughput)} · TTFT ${fmt.ms(e.performance.inference.ttft_ms, 0)} · TPOT ${fmt.ms(e.performance.inference.tpot_ms, 1)}`);
+      }, `${fmt.rate(s.throughput)}${perReplica} · TTFT ${fmt.ms(e.performance.inference.ttft_ms, 0)} · TPOT ${fmt.ms(e.performance.inference.tpot_ms, 1)}`);
     const costPath = training ? '/cost/usd_total' : '/cost/usd_per_hour';
     const button = el('button', { type: 'button', className: 'detail', 'aria-label': `${t('details')}: ${s.name}` });
     button.textContent = t('details');
@@ -119,8 +121,8 @@ export function renderTable(tbody, rows, training, onDetail) {
       el('td', { dataset: { col: 'setup' } }, s.setup),
       memory, time,
       el('td', { dataset: { col: 'cost' }, title: explainTitle(e, costPath) || 'no price in the catalog for this card' },
-        training || s.cost_usd == null ? fmt.usd(s.cost_usd) : `${fmt.usd(s.cost_usd)}/h`),
-      el('td', { dataset: { col: 'power' }, title: explainTitle(e, '/power/total_watts') }, fmt.watts(s.watts)),
+        training || s.cost_usd == null ? fmt.usd(s.cost_usd) : `${fmt.usd(s.cost_usd)}/h${perReplica}`),
+      el('td', { dataset: { col: 'power' }, title: explainTitle(e, '/power/total_watts') }, `${fmt.watts(s.watts)}${perReplica}`),
       el('td', { dataset: { col: 'warnings' }, title: s.warnings.join('\n') }, s.warnings.length ? `⚠ ${s.warnings.length}` : ''),
       el('td', {}, button)));
   }
