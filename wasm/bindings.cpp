@@ -33,6 +33,10 @@ std::string Plan(const std::string& request) {
   return Loaded() ? Loaded()->Plan(request) : kNoCatalog;
 }
 
+std::string Script(const std::string& request) {
+  return Loaded() ? Loaded()->Script(request) : kNoCatalog;
+}
+
 std::string Version() { return std::string(gpuplan::Version()); }
 
 }  // namespace
@@ -41,5 +45,6 @@ EMSCRIPTEN_BINDINGS(gpuplan) {
   emscripten::function("loadCatalog", &LoadCatalog);
   emscripten::function("estimate", &Estimate);
   emscripten::function("plan", &Plan);
+  emscripten::function("script", &Script);
   emscripten::function("version", &Version);
 }

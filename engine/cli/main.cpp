@@ -26,6 +26,7 @@ constexpr const char* kMainHelp = R"(gpuplan: GPU capacity planner for language-
 Usage:
   gpuplan estimate [FILE|-] [--catalog DIR]   evaluate one fixed setup (request JSON)
   gpuplan plan [FILE|-] [--catalog DIR]       rank every card: count, setup, time, cost
+  gpuplan script [FILE|-] [--catalog DIR]     a PyTorch script that measures the estimate
   gpuplan catalog [--gpus|--models] [--catalog DIR]
                                               print the catalog in use as JSON
   gpuplan validate CASES.json [--catalog DIR] accuracy report against measured cases
@@ -61,6 +62,20 @@ cards, lists the rejected ones with their reason, and gives advice.
 
 Example:
   echo '{"model":{"preset":"llama-3.1-70b"},"workload":{"kind":"lora"}}' | gpuplan plan
+)";
+
+constexpr const char* kScriptHelp = R"(gpuplan script [FILE|-] [--catalog DIR]
+
+Reads one request (as for estimate: it names a gpu) and prints a Python program that rebuilds
+the model with random weights (nothing is downloaded), runs the workload with the request's
+settings on one GPU (3 warm-up steps excluded, 10 measured), and prints the measured peak
+memory (allocated and reserved), step time and tokens/s, or for serving the TTFT and TPOT
+percentiles, next to the engine's estimate of the same job on one GPU, flagging differences
+beyond 10%. Needs torch and transformers; peft for LoRA; bitsandbytes for 4/8-bit.
+
+Example:
+  echo '{"model":{"preset":"llama-3.2-1b"},"workload":{"kind":"lora"},"gpu":"h100-sxm-80gb"}' \
+    | gpuplan script > gpuplan_measure.py && python3 gpuplan_measure.py
 )";
 
 constexpr const char* kCatalogHelp = R"(gpuplan catalog [--gpus|--models] [--catalog DIR]
@@ -134,7 +149,12 @@ int Emit(const std::string& envelope) {
   Json doc = Json::parse(envelope, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return Fail("internal error: malformed envelope");
   if (doc.value("ok", false)) {
-    std::cout << doc["result"].dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    const Json& result = doc["result"];
+    if (result.is_object() && result.contains("script") && result["script"].is_string()) {
+      std::cout << result["script"].get<std::string>();  // the program itself, ready to run
+    } else {
+      std::cout << result.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    }
     return 0;
   }
   // The contract's line, "<JSON pointer>: <reason>"; the whole document is shown as "(root)".
@@ -321,6 +341,10 @@ int Main(int argc, char** argv) {
   if (a.command == "plan") {
     return run_request(kPlanHelp,
                        [](const gpuplan::Engine& e, const std::string& r) { return e.Plan(r); });
+  }
+  if (a.command == "script") {
+    return run_request(kScriptHelp,
+                       [](const gpuplan::Engine& e, const std::string& r) { return e.Script(r); });
   }
   if (a.command == "catalog") {
     if (a.help) return std::cout << kCatalogHelp, 0;

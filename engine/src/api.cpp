@@ -3,6 +3,7 @@
 
 #include "gpuplan/estimate.h"
 #include "gpuplan/planner.h"
+#include "gpuplan/script.h"
 #include "json/catalog_io.h"
 #include "json/request_io.h"
 #include "json/result_io.h"
@@ -70,6 +71,17 @@ std::string Engine::Plan(std::string_view request_json) const {
   const PlanResult plan = gpuplan::Plan(r, cards);
   return json_io::DumpEnvelope(
       {{"ok", true}, {"result", json_io::PlanToJson(parsed, plan, impl_->catalog.version)}});
+}
+
+std::string Engine::Script(std::string_view request_json) const {
+  json_io::ParsedRequest parsed;
+  std::string envelope;
+  if (!Parse(request_json, /*require_gpu=*/true, &parsed, &envelope)) return envelope;
+  const gpuplan::Estimate one = EstimateSetup(OneGpu(parsed.request), /*with_levers=*/false);
+  const json_io::Json result = {
+      {"filename", "gpuplan_measure.py"},
+      {"script", MeasurementScript(parsed.request, one, Version(), impl_->catalog.version)}};
+  return json_io::DumpEnvelope({{"ok", true}, {"result", result}});
 }
 
 std::string Engine::Catalog(CatalogPart part) const {

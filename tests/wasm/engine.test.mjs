@@ -53,6 +53,16 @@ test('the WebAssembly and native engines give the same answers', { skip: !native
                    nativePlan.recommendations.map((r) => [r.gpu, r.count]));
 });
 
+test('the measurement script is the same text from both engines', { skip: !nativeCli }, async () => {
+  const mod = await enginePromise;
+  const text = await readFile(path.join(srcDir, 'tests/cli/contract_example.json'), 'utf8');
+  const wasm = JSON.parse(mod.script(text));
+  assert.equal(wasm.ok, true);
+  assert.equal(wasm.result.filename, 'gpuplan_measure.py');
+  const native = execFileSync(nativeCli, ['script', '-'], { input: text }).toString();
+  assert.equal(wasm.result.script, native);
+});
+
 test('bad input is an error envelope, never a thrown value, even thousands of times', async () => {
   const mod = await enginePromise;
   const deep = '['.repeat(100000);

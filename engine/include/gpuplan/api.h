@@ -32,6 +32,9 @@ class Engine {
   std::string Estimate(std::string_view request_json) const;
   /// `gpuplan plan`: the request may omit gpu and parallel; constraints bound the search.
   std::string Plan(std::string_view request_json) const;
+  /// `gpuplan script`: `{"filename", "script"}`, a PyTorch program that measures the request's
+  /// job on one GPU and prints it next to the engine's estimate (script.h). Needs a `gpu`.
+  std::string Script(std::string_view request_json) const;
   /// The catalog in use as `{"version", "gpus", "models"}` inside the same envelope.
   std::string Catalog(CatalogPart part) const;
   /// True when the catalog loaded without errors.

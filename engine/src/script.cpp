@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: MIT
+// The measurement script. The engine writes only the settings and its own estimate as Python
+// literals; the program around them is fixed text (kProgram), so every request gets the same,
+// reviewed measurement method: warm-up steps excluded, several full steps timed, the peak
+// memory counters of the CUDA caching allocator, and the seeds' 10% line.
+#include "gpuplan/script.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace gpuplan {
+namespace {
+
+// Warm-up and measured steps (seed 002: exclude the first steps, measure several full cycles).
+constexpr int kWarmupSteps = 3;
+constexpr int kMeasuredSteps = 10;
+
+std::string Quote(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string Num(double v) {
+  if (!std::isfinite(v)) return "None";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string Int(int64_t v) { return std::to_string(v); }
+std::string Bool(bool v) { return v ? "True" : "False"; }
+
+const char* KindName(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::kPretrain:
+      return "pretrain";
+    case WorkloadKind::kFullFinetune:
+      return "full_finetune";
+    case WorkloadKind::kLora:
+      return "lora";
+    case WorkloadKind::kQlora:
+      return "qlora";
+    case WorkloadKind::kInference:
+      return "inference";
+  }
+  return "inference";
+}
+
+const char* OptimizerName(Optimizer o) {
+  switch (o) {
+    case Optimizer::kAdamW:
+      return "adamw";
+    case Optimizer::kAdam:
+      return "adam";
+    case Optimizer::kAdamW8bit:
+      return "adamw_8bit";
+    case Optimizer::kPagedAdamW8bit:
+      return "paged_adamw_8bit";
+    case Optimizer::kSgd:
+      return "sgd";
+    case Optimizer::kSgdMomentum:
+      return "sgd_momentum";
+    case Optimizer::kAdafactor:
+      return "adafactor";
+    case Optimizer::kLion:
+      return "lion";
+  }
+  return "adamw";
+}
+
+const char* RecomputeName(Recompute r) {
+  switch (r) {
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+  }
+  return "none";
+}
+
+// Hugging Face module names of the LoRA targets (Llama-style layers).
+std::string LoraTargetList(const LoraTargets& t) {
+  const std::pair<bool, const char*> all[] = {
+      {t.q, "q_proj"},       {t.k, "k_proj"},   {t.v, "v_proj"},       {t.o, "o_proj"},
+      {t.gate, "gate_proj"}, {t.up, "up_proj"}, {t.down, "down_proj"}, {t.lm_head, "lm_head"}};
+  std::string out = "[";
+  for (const auto& [on, name] : all) {
+    if (!on) continue;
+    if (out.size() > 1) out += ", ";
+    out += Quote(name);
+  }
+  return out + "]";
+}
+
+// The families whose Hugging Face classes take Llama's field names unchanged; anything else
+// is rebuilt as a Llama-layout model of the same widths (the script prints both counts).
+std::string ModelType(const ModelSpec& m) {
+  static constexpr std::array<std::string_view, 4> kOwn = {"llama", "mistral", "qwen2", "qwen3"};
+  const bool own =
+      !m.IsMoe() && !m.IsMla() && std::find(kOwn.begin(), kOwn.end(), m.family) != kOwn.end();
+  return own ? m.family : "llama";
+}
+
+// Whether the rebuilt model has the request's architecture (else widths match, layout differs).
+bool SameArchitecture(const ModelSpec& m) {
+  static constexpr std::array<std::string_view, 5> kSame = {"llama", "mistral", "qwen2", "qwen3",
+                                                            "explicit"};
+  return !m.IsMoe() && !m.IsMla() && std::find(kSame.begin(), kSame.end(), m.family) != kSame.end();
+}
+
+std::string Settings(const Request& r) {
+  const ModelSpec& m = r.model;
+  const Workload& w = r.workload;
+  const int64_t context = w.IsTraining() ? w.seq_len : w.prompt_tokens + w.output_tokens;
+  const int64_t positions = std::max<int64_t>({context, m.max_context, 2048});
+  std::string s = "SETTINGS = {\n";
+  const auto add = [&s](const char* key, const std::string& value) {
+    s += "    " + Quote(key) + ": " + value + ",\n";
+  };
+  add("kind", Quote(KindName(w.kind)));
+  add("model", Quote(r.model_preset.empty() ? m.name : r.model_preset));
+  add("model_type", Quote(ModelType(m)));
+  add("same_architecture", Bool(SameArchitecture(m)));
+  s += "    \"config\": {\"vocab_size\": " + Int(m.vocab) + ", \"hidden_size\": " + Int(m.hidden) +
+       ", \"intermediate_size\": " +
+       Int(m.intermediate > 0 ? m.intermediate : m.moe.expert_intermediate) +
+       ",\n               \"num_hidden_layers\": " + Int(m.layers) +
+       ", \"num_attention_heads\": " + Int(m.heads) +
+       ", \"num_key_value_heads\": " + Int(m.kv_heads) + ", \"head_dim\": " + Int(m.head_dim) +
+       ",\n               \"tie_word_embeddings\": " + Bool(m.tied_embeddings) +
+       ", \"max_position_embeddings\": " + Int(positions) + "},\n";
+  add("weights", Quote(Name(r.precision.weights)));
+  add("double_quant", Bool(r.precision.quant.double_quant));
+  add("master_weights", Quote(r.precision.master == MasterWeights::kFp32 ? "fp32" : "none"));
+  add("kv_cache", Quote(Name(r.precision.kv_cache)));
+  add("optimizer", Quote(OptimizerName(r.optimizer)));
+  add("micro_batch", Int(w.micro_batch));
+  add("seq_len", Int(w.seq_len));
+  add("grad_accum", Int(w.grad_accum));
+  add("recompute", Quote(RecomputeName(r.techniques.recompute)));
+  add("flash_attention", Bool(r.techniques.flash_attention));
+  add("chunked_loss", Bool(r.techniques.chunked_loss));
+  add("lora_rank", Int(w.lora_rank));
+  add("lora_targets", LoraTargetList(w.lora_targets));
+  add("prompt_tokens", Int(w.prompt_tokens));
+  add("output_tokens", Int(w.output_tokens));
+  add("concurrency", Int(w.concurrency));
+  add("gpu", Quote(r.gpu.id.empty() ? r.gpu.name : r.gpu.id));
+  add("layout", "{\"gpus\": " + Int(r.parallel.gpus) + ", \"tp\": " + Int(r.parallel.tp) +
+                    ", \"pp\": " + Int(r.parallel.pp) + ", \"cp\": " + Int(r.parallel.cp) +
+                    ", \"ep\": " + Int(r.parallel.ep) + ", \"zero\": " + Int(r.parallel.zero) +
+                    "}");
+  add("warmup_steps", Int(kWarmupSteps));
+  add("measured_steps", Int(kMeasuredSteps));
+  return s + "}\n";
+}
+
+std::string EstimateBlock(const Estimate& e) {
+  const MemoryBreakdown& b = e.memory.per_gpu;
+  std::string s = "ESTIMATE = {\n";
+  const auto add = [&s](const char* key, const std::string& value) {
+    s += "    " + Quote(key) + ": " + value + ",\n";
+  };
+  add("params_total", Int(e.params.total));
+  add("peak_allocated_bytes", Num(b.Allocated()));
+  add("peak_reserved_bytes", Num(b.Total()));
+  if (e.has_training) {
+    add("step_s", Num(e.training.step_s));
+    add("tokens_per_s", Num(e.training.tokens_per_s_per_gpu));
+  }
+  if (e.has_serving) {
+    add("ttft_ms", Num(e.serving.at_request.ttft_s * 1e3));
+    add("tpot_ms", Num(e.serving.at_request.tpot_s * 1e3));
+    add("decode_tokens_per_s", Num(e.serving.at_request.decode_tokens_per_s_total));
+  }
+  return s + "}\n";
+}
+
+const char* const kProgram = R"PY(
+import json
+import statistics
+import sys
+import time
+
+FLOAT = {"fp32": "float32", "tf32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+TRAINING = ("pretrain", "full_finetune", "lora", "qlora")
+
+
+def quantization_config(torch, s):
+    w = s["weights"]
+    if w in FLOAT:
+        return None
+    from transformers import BitsAndBytesConfig
+    if w in ("nf4", "int4"):
+        return BitsAndBytesConfig(load_in_4bit=True,
+                                  bnb_4bit_quant_type="nf4" if w == "nf4" else "fp4",
+                                  bnb_4bit_use_double_quant=s["double_quant"],
+                                  bnb_4bit_compute_dtype=torch.bfloat16)
+    if w == "int8":
+        return BitsAndBytesConfig(load_in_8bit=True)
+    sys.exit(f"weights {w}: this script builds float and bitsandbytes int8/int4/nf4 models; "
+             f"measure {w} with its own runtime (GPTQ, AWQ, llama.cpp or an fp8 engine)")
+
+
+def build_model(torch, s):
+    from transformers import AutoConfig, AutoModelForCausalLM
+    compute = getattr(torch, FLOAT.get(s["weights"], "bfloat16"))
+    if s["weights"] == "tf32":
+        torch.backends.cuda.matmul.allow_tf32 = True
+    # Mixed precision keeps fp32 parameters (the master copy) and runs matmuls under autocast.
+    mixed = s["kind"] in ("pretrain", "full_finetune") and s["master_weights"] == "fp32"
+    params = torch.float32 if mixed else compute
+    attn = "sdpa" if s["flash_attention"] else "eager"
+    config = AutoConfig.for_model(s["model_type"], **s["config"])
+    quant = quantization_config(torch, s)
+    if quant is None:
+        model = AutoModelForCausalLM.from_config(config, torch_dtype=params,
+                                                 attn_implementation=attn)
+        model = model.to("cuda")
+    else:
+        # Quantised bases load only through from_pretrained: save random weights, reload them.
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16).save_pretrained(tmp)
+            model = AutoModelForCausalLM.from_pretrained(tmp, quantization_config=quant,
+                                                         torch_dtype=torch.bfloat16,
+                                                         attn_implementation=attn,
+                                                         device_map={"": 0})
+    return model, compute, mixed
+
+
+def make_optimizer(torch, s, params):
+    name, lr = s["optimizer"], 1e-5
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=lr)
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr, momentum=0.0)
+    if name == "sgd_momentum":
+        return torch.optim.SGD(params, lr=lr, momentum=0.9)
+    if name == "adafactor":
+        from transformers.optimization import Adafactor
+        return Adafactor(params, lr=lr, scale_parameter=False, relative_step=False)
+    import bitsandbytes as bnb
+    return {"adamw_8bit": bnb.optim.AdamW8bit, "paged_adamw_8bit": bnb.optim.PagedAdamW8bit,
+            "lion": bnb.optim.Lion}[name](params, lr=lr)
+
+
+def train(torch, s, model, compute, mixed):
+    checkpointing = s["recompute"] != "none"
+    if s["kind"] == "qlora":
+        from peft import prepare_model_for_kbit_training
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=checkpointing)
+    if checkpointing:
+        # Hugging Face recomputes whole layers; the engine's "selective" keeps more.
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if s["kind"] in ("lora", "qlora"):
+        from peft import LoraConfig, get_peft_model
+        model = get_peft_model(model, LoraConfig(r=s["lora_rank"], lora_alpha=2 * s["lora_rank"],
+                                                 lora_dropout=0.0,
+                                                 target_modules=s["lora_targets"],
+                                                 task_type="CAUSAL_LM"))
+    model.train()
+    optimizer = make_optimizer(torch, s, [p for p in model.parameters() if p.requires_grad])
+    mb, seq, ga = s["micro_batch"], s["seq_len"], s["grad_accum"]
+    ids = torch.randint(0, s["config"]["vocab_size"], (mb, seq), device="cuda")
+    times = []
+    for step in range(s["warmup_steps"] + s["measured_steps"]):
+        if step == s["warmup_steps"]:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        start = time.perf_counter()
+        for _ in range(ga):
+            with torch.autocast("cuda", dtype=compute, enabled=mixed):
+                loss = model(input_ids=ids, labels=ids).loss
+            (loss / ga).backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        if step >= s["warmup_steps"]:
+            times.append(time.perf_counter() - start)
+    step_s = statistics.median(times)
+    return {"step_s": step_s, "tokens_per_s": mb * seq * ga / step_s}
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def serve(torch, s, model):
+    model.eval()
+    c, p, o = s["concurrency"], s["prompt_tokens"], s["output_tokens"]
+    ids = torch.randint(0, s["config"]["vocab_size"], (c, p), device="cuda")
+    ttft, tpot = [], []
+    with torch.inference_mode():
+        for rep in range(s["warmup_steps"] + s["measured_steps"]):
+            if rep == s["warmup_steps"]:
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            out = model(input_ids=ids, use_cache=True)
+            torch.cuda.synchronize()
+            t1 = time.perf_counter()
+            for _ in range(o - 1):
+                token = out.logits[:, -1:].argmax(-1)
+                out = model(input_ids=token, past_key_values=out.past_key_values, use_cache=True)
+            torch.cuda.synchronize()
+            t2 = time.perf_counter()
+            if rep >= s["warmup_steps"]:
+                ttft.append((t1 - t0) * 1e3)
+                tpot.append((t2 - t1) * 1e3 / max(o - 1, 1))
+    result = {f"ttft_ms_p{q}": percentile(ttft, q) for q in (50, 90, 99)}
+    result.update({f"tpot_ms_p{q}": percentile(tpot, q) for q in (50, 90, 99)})
+    result["ttft_ms"], result["tpot_ms"] = result["ttft_ms_p50"], result["tpot_ms_p50"]
+    result["decode_tokens_per_s"] = c * 1e3 / result["tpot_ms"]
+    return result
+
+
+def report(torch, s, built_params, measured):
+    total = torch.cuda.get_device_properties(0).total_memory
+    measured["peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
+    measured["peak_reserved_bytes"] = torch.cuda.max_memory_reserved()
+    print(f"gpu: {torch.cuda.get_device_name(0)}  torch {torch.__version__}")
+    print(f"model: {s['model']}  built {built_params:,} parameters, engine {ESTIMATE['params_total']:,}")
+    if not s["same_architecture"]:
+        print("note: rebuilt as a Llama-layout model of the same widths (MoE/MLA/other families "
+              "differ): compare memory and speed with care")
+    print(f"{'quantity':<24}{'measured':>16} {'estimate':>16} {'diff':>10}")
+    for key, value in measured.items():
+        estimate = ESTIMATE.get(key)
+        if estimate:
+            diff = (value - estimate) / estimate * 100
+            flag = "" if abs(diff) <= 10 else "  beyond the 10% line: calibrate"
+            print(f"{key:<24}{value:>16.6g} {estimate:>16.6g} {diff:>+9.1f}%{flag}")
+        else:
+            print(f"{key:<24}{value:>16.6g}")
+    share = measured["peak_reserved_bytes"] / total * 100
+    print(f"GPU memory reserved at peak: {share:.0f}% of the card (a well-sized run reaches 85%+; "
+          "check GPU utilisation 90%+ and host RAM 70-80% with nvidia-smi / free while it runs)")
+    print("GPUPLAN_MEASUREMENT " + json.dumps({"settings": s, "measured": measured}))
+
+
+def main():
+    import torch
+    if not torch.cuda.is_available():
+        sys.exit("no CUDA GPU: this script measures on one")
+    torch.manual_seed(0)
+    s = SETTINGS
+    model, compute, mixed = build_model(torch, s)
+    built = sum(p.numel() for p in model.parameters())
+    if s["kind"] in TRAINING:
+        measured = train(torch, s, model, compute, mixed)
+    else:
+        measured = serve(torch, s, model)
+    report(torch, s, built, measured)
+
+
+if __name__ == "__main__":
+    main()
+)PY";
+
+}  // namespace
+
+Request OneGpu(const Request& r) {
+  Request one = r;
+  one.parallel = Parallel{};
+  one.parallel.gpus = 1;
+  return one;
+}
+
+std::string MeasurementScript(const Request& r, const Estimate& one_gpu,
+                              std::string_view engine_version, std::string_view catalog_version) {
+  std::string out = "#!/usr/bin/env python3\n";
+  out += "# Measures what gpuplan " + std::string(engine_version) + " (catalog " +
+         std::string(catalog_version) + ") estimated, on one GPU with random weights.\n";
+  out += "# Run: python3 gpuplan_measure.py   (torch, transformers; peft for LoRA; bitsandbytes\n";
+  out += "# for 4/8-bit bases and 8-bit optimizers). Nothing is downloaded.\n";
+  if (r.parallel.gpus > 1) {
+    out += "# The request's layout uses " + Int(r.parallel.gpus) +
+           " GPUs; this script measures one GPU\n# without parallelism or sharding, and compares "
+           "with the engine's estimate of that.\n";
+  }
+  out += "\n" + Settings(r) + "\n" + EstimateBlock(one_gpu) + kProgram;
+  return out;
+}
+
+}  // namespace gpuplan
