@@ -175,8 +175,41 @@ function drawRows() {
   renderTable($('#results tbody'), sortedRows(), training, (rec, button) => {
     detailOpener = button;
     renderDetail($('#detail'), rec);
+    $('#download-script').dataset.request = JSON.stringify(setupRequest(rec), null, 2);
+    $('#script-errors').textContent = '';
     $('#detail').focus();
   });
+}
+
+// The fixed setup a recommendation stands for: the plan's request plus the card and the
+// layout, batch and techniques the planner chose (what `gpuplan estimate` and `script` take).
+function setupRequest(rec) {
+  const request = JSON.parse(lastRequest);
+  delete request.constraints;
+  request.gpu = rec.gpu;
+  request.parallel = rec.parallel;
+  request.precision = { ...request.precision, ...rec.precision };
+  request.memory_techniques = { ...request.memory_techniques, ...rec.memory_techniques };
+  if (kTraining.includes(request.workload.kind)) {
+    Object.assign(request.workload, { micro_batch: rec.micro_batch, grad_accum: rec.grad_accum });
+  } else if (rec.concurrency_per_replica) {
+    request.workload.concurrency = rec.concurrency_per_replica;
+  }
+  return request;
+}
+
+function downloadScript(text) {
+  const envelope = JSON.parse(text);
+  if (!envelope.ok) {
+    $('#script-errors').textContent = envelope.errors.map((e) => `${e.path || '(root)'}: ${e.message}`).join('\n');
+    return;
+  }
+  const url = URL.createObjectURL(new Blob([envelope.result.script], { type: 'text/x-python' }));
+  const a = el('a', { href: url, download: envelope.result.filename });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
 function closeDetail() {
@@ -195,6 +228,8 @@ worker.onmessage = ({ data }) => {
       postHeight();
     }
     pump();
+  } else if (data.type === 'script') {
+    downloadScript(data.text);
   } else if (data.type === 'catalog') {
     onCatalog(data);
   } else if (data.type === 'fatal') {
@@ -351,6 +386,9 @@ function init() {
     });
   }
   $('#detail-close').addEventListener('click', closeDetail);
+  $('#download-script').addEventListener('click', (e) => {
+    worker.postMessage({ type: 'script', request: e.currentTarget.dataset.request });
+  });
   $('#share').addEventListener('click', () => copy(shareUrl(false), $('#share-url')));
   $('#copy-embed').addEventListener('click', () => copy(
     `<iframe src="${shareUrl(true)}" title="gpuplan" width="100%" height="900" style="border:0"></iframe>`,

@@ -2,7 +2,9 @@
 //   in  {type:'catalog', source}                 the bundled catalog (sent once, first)
 //   in  {type:'catalog', part, text, source}     a custom gpus.json or models.json
 //   in  {type:'plan', seq, request}              request is the JSON text sent to the engine
+//   in  {type:'script', request}                 the measurement script for one setup
 //   out {type:'catalog', envelope, part, source} out {type:'plan', seq, text, ms}
+//   out {type:'script', text}
 import createGpuplan from './engine/gpuplan.mjs';
 
 let current = {};  // the gpus.json and models.json texts the engine holds
@@ -39,6 +41,8 @@ self.onmessage = async ({ data }) => {
     if (data.type === 'catalog') {
       const envelope = data.part ? loadCustom(data.part, data.text) : first;
       self.postMessage({ type: 'catalog', envelope, part: data.part, source: data.source });
+    } else if (data.type === 'script') {
+      self.postMessage({ type: 'script', text: engine.script(data.request) });
     } else if (data.type === 'plan') {
       const t0 = performance.now();
       // The text crosses to the page as one string: cheaper than cloning the parsed object.

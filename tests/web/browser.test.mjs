@@ -486,3 +486,23 @@ test('custom catalog parts combine; a bad one leaves the catalog in use', { time
   assertMatchesCli(rows, cliPlan(text, dir), request);
   await rm(dir, { recursive: true, force: true });
 }));
+
+test('the detail view downloads the measurement script the CLI writes for that setup',
+     { timeout: kTestTimeout }, () => check('m-script-download', () => page, async () => {
+  await page.goto(url);
+  await waitReady(page);
+  const first = (await tableRows(page))[0];
+  await page.click(`#results tbody tr[data-gpu="${first.gpu}"] button.detail`);
+  const request = await page.getAttribute('#download-script', 'data-request');
+  assert.equal(JSON.parse(request).gpu, first.gpu);
+  const [download] = await Promise.all([page.waitForEvent('download'),
+                                        page.click('#download-script')]);
+  assert.equal(download.suggestedFilename(), 'gpuplan_measure.py');
+  const file = path.join(outDir, 'gpuplan_measure.py');
+  await download.saveAs(file);
+  const text = await readFile(file, 'utf8');
+  const run = spawnSync(nativeCli, ['script', '-'], { input: request, encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(text, run.stdout, 'the page and the CLI wrote different scripts');
+  assert.match(text, new RegExp(`"gpu": "${first.gpu}"`));
+}));
