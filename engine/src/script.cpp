@@ -46,56 +46,6 @@ std::string Num(double v) {
 std::string Int(int64_t v) { return std::to_string(v); }
 std::string Bool(bool v) { return v ? "True" : "False"; }
 
-const char* KindName(WorkloadKind k) {
-  switch (k) {
-    case WorkloadKind::kPretrain:
-      return "pretrain";
-    case WorkloadKind::kFullFinetune:
-      return "full_finetune";
-    case WorkloadKind::kLora:
-      return "lora";
-    case WorkloadKind::kQlora:
-      return "qlora";
-    case WorkloadKind::kInference:
-      return "inference";
-  }
-  return "inference";
-}
-
-const char* OptimizerName(Optimizer o) {
-  switch (o) {
-    case Optimizer::kAdamW:
-      return "adamw";
-    case Optimizer::kAdam:
-      return "adam";
-    case Optimizer::kAdamW8bit:
-      return "adamw_8bit";
-    case Optimizer::kPagedAdamW8bit:
-      return "paged_adamw_8bit";
-    case Optimizer::kSgd:
-      return "sgd";
-    case Optimizer::kSgdMomentum:
-      return "sgd_momentum";
-    case Optimizer::kAdafactor:
-      return "adafactor";
-    case Optimizer::kLion:
-      return "lion";
-  }
-  return "adamw";
-}
-
-const char* RecomputeName(Recompute r) {
-  switch (r) {
-    case Recompute::kNone:
-      return "none";
-    case Recompute::kSelective:
-      return "selective";
-    case Recompute::kFull:
-      return "full";
-  }
-  return "none";
-}
-
 // Hugging Face module names of the LoRA targets (Llama-style layers).
 std::string LoraTargetList(const LoraTargets& t) {
   const std::pair<bool, const char*> all[] = {
@@ -135,7 +85,7 @@ std::string Settings(const Request& r) {
   const auto add = [&s](const char* key, const std::string& value) {
     s += "    " + Quote(key) + ": " + value + ",\n";
   };
-  add("kind", Quote(KindName(w.kind)));
+  add("kind", Quote(Name(w.kind)));
   add("model", Quote(r.model_preset.empty() ? m.name : r.model_preset));
   add("model_type", Quote(ModelType(m)));
   add("same_architecture", Bool(SameArchitecture(m)));
@@ -151,11 +101,11 @@ std::string Settings(const Request& r) {
   add("double_quant", Bool(r.precision.quant.double_quant));
   add("master_weights", Quote(r.precision.master == MasterWeights::kFp32 ? "fp32" : "none"));
   add("kv_cache", Quote(Name(r.precision.kv_cache)));
-  add("optimizer", Quote(OptimizerName(r.optimizer)));
+  add("optimizer", Quote(Name(r.optimizer)));
   add("micro_batch", Int(w.micro_batch));
   add("seq_len", Int(w.seq_len));
   add("grad_accum", Int(w.grad_accum));
-  add("recompute", Quote(RecomputeName(r.techniques.recompute)));
+  add("recompute", Quote(Name(r.techniques.recompute)));
   add("flash_attention", Bool(r.techniques.flash_attention));
   add("chunked_loss", Bool(r.techniques.chunked_loss));
   add("lora_rank", Int(w.lora_rank));

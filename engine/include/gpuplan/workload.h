@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuplan/dtype.h"
@@ -97,5 +98,10 @@ struct RuntimeOptions {
   double allocator_slack = 0.05;   ///< caching-allocator fragmentation, fraction of tensors
   double comm_reserve_bytes = -1;  ///< NCCL buffers on multi-GPU jobs; < 0 = default
 };
+
+/// The contract's names ("lora", "paged_adamw_8bit", "selective").
+std::string_view Name(WorkloadKind k);
+std::string_view Name(Optimizer o);
+std::string_view Name(Recompute r);
 
 }  // namespace gpuplan

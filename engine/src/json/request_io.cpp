@@ -22,22 +22,6 @@ Note Unused(const std::string& path, const std::string& why) {
   return Note{"field_unused", {}, path + " " + why, path};
 }
 
-const char* KindName(WorkloadKind k) {
-  switch (k) {
-    case WorkloadKind::kPretrain:
-      return "pretrain";
-    case WorkloadKind::kFullFinetune:
-      return "full_finetune";
-    case WorkloadKind::kLora:
-      return "lora";
-    case WorkloadKind::kQlora:
-      return "qlora";
-    case WorkloadKind::kInference:
-      return "inference";
-  }
-  return "inference";
-}
-
 void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& ctx,
                ParsedRequest* out) {
   Request& req = out->request;
@@ -225,7 +209,7 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
     if (r.Has(key) && kind) {
       r.Accept(key);
       out->warnings.push_back(
-          Unused(r.PathOf(key), std::string("is not used by a ") + KindName(w.kind) + " workload"));
+          Unused(r.PathOf(key), "is not used by a " + std::string(Name(w.kind)) + " workload"));
     }
   }
   if (!w.IsPeft()) {
