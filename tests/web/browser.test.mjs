@@ -12,16 +12,13 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
+import { launchChromium } from './chromium.mjs';
 
 const siteDir = process.env.GPUPLAN_SITE_DIR || 'build/site';
 const nativeCli = process.env.GPUPLAN_NATIVE_CLI || 'build/native-release/bin/gpuplan';
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const outDir = process.env.GPUPLAN_TEST_OUTPUT || 'build/test-output/web';
 
-const kArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-               '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const kTestTimeout = 90_000;
 // The form's inputs the tests type into (the page's DOM contract, with #kind, #model, #weights,
 // #tokens, #results, #request-json, #share, #share-url, #lang, #catalog-file, #catalog-errors
@@ -33,7 +30,7 @@ const kNodePower = '#node_power_w';
 let server;
 let url;
 let context;
-let profileDir;
+let closeBrowser;
 let page;         // the main page; tests (a)-(d), (f), (g) run on it in order
 let firstRequest; // (a)-(b)'s request and table, which (c) reopens from a share link
 let firstRows;
@@ -63,11 +60,7 @@ before(async () => {
   if (!existsSync(nativeCli)) throw new Error(`no native CLI at ${nativeCli}: set GPUPLAN_NATIVE_CLI`);
   await mkdir(outDir, { recursive: true });
   ({ server, url } = await serve(siteDir, { port: 0 }));
-  profileDir = await mkdtemp(path.join(tmpdir(), 'gpuplan-chromium-'));
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: chromiumPath, headless: true, args: kArgs,
-    viewport: { width: 1280, height: 900 },
-  });
+  ({ context, close: closeBrowser } = await launchChromium({ viewport: { width: 1280, height: 900 } }));
   context.setDefaultTimeout(20_000);
   context.on('page', watch);  // pages opened later; the one the browser starts with by hand
   page = context.pages()[0];
@@ -76,9 +69,8 @@ before(async () => {
 });
 
 after(async () => {
-  await context?.close();
+  await closeBrowser?.();
   await new Promise((ok) => (server ? server.close(ok) : ok()));
-  if (profileDir) await rm(profileDir, { recursive: true, force: true });
 });
 
 // Runs one test body, then always saves a full-page screenshot of `shotPage()`; a test that

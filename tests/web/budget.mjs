@@ -2,12 +2,11 @@
 // (gzip), navigation to the first recommendation, re-plan after an input change (median), and
 // the engine's plan time in the page's worker. Run after scripts/build-site.sh:
 //   node tests/web/budget.mjs [SITE_DIR=build/site]
-import { chromium } from 'playwright-core';
-import { mkdtemp, readFile, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { serve } from '../../scripts/serve.mjs';
+import { launchChromium } from './chromium.mjs';
 
 const site = process.argv[2] ?? 'build/site';
 
@@ -24,11 +23,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const row = (name, value, aim) => console.log(`${name.padEnd(44)} ${value.padStart(12)}   aim ${aim}`);
 
 const { server, url } = await serve(site, { port: 0 });
-const context = await chromium.launchPersistentContext(await mkdtemp(join(tmpdir(), 'gpuplan-')), {
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const { context, close } = await launchChromium();
 try {
   const page = await context.newPage();
   const fetched = new Set();
@@ -72,6 +67,6 @@ try {
   row('re-plan after an input change (median of 21)', `${median(replans).toFixed(1)} ms`, '<= 50 ms');
   row('  of which the engine in the worker (median)', `${median(engine).toFixed(1)} ms`, 'within 1.5x native');
 } finally {
-  await context.close();
+  await close();
   server.close();
 }
