@@ -45,6 +45,9 @@ function fieldOf(path) {
   return hit ? hit[1] : null;
 }
 
+// The contract's error line, as the CLI prints it: "<JSON pointer>: <reason>".
+const errorLine = (e) => `${e.path || '(root)'}: ${e.message}`;
+
 function setStatus(status, text) {
   document.body.dataset.status = status;
   $('#status').textContent = text;
@@ -63,7 +66,7 @@ function showErrors(list) {
       label = `${document.querySelector(`label[for="${id}"]`)?.textContent ?? id} — `;
     }
     const hint = id === 'deadline_h' ? ` (${t('deadline_hint')})` : '';
-    return el('p', { text: `${label}${e.path || '(root)'}: ${e.message}${hint}` });
+    return el('p', { text: `${label}${errorLine(e)}${hint}` });
   }));
 }
 
@@ -201,7 +204,7 @@ function setupRequest(rec) {
 function downloadScript(text) {
   const envelope = JSON.parse(text);
   if (!envelope.ok) {
-    $('#script-errors').textContent = envelope.errors.map((e) => `${e.path || '(root)'}: ${e.message}`).join('\n');
+    $('#script-errors').textContent = envelope.errors.map(errorLine).join('\n');
     return;
   }
   const url = URL.createObjectURL(new Blob([envelope.result.script], { type: 'text/x-python' }));
@@ -246,7 +249,7 @@ function onCatalog({ envelope, part, source }) {
   const box = $('#catalog-errors');
   if (!envelope.ok) {
     box.replaceChildren(el('p', { text: `${source}:` }),
-      ...envelope.errors.map((e) => el('p', { text: `${e.path || '(root)'}: ${e.message}` })));
+      ...envelope.errors.map((e) => el('p', { text: errorLine(e) })));
     return;
   }
   if (part) {

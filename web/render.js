@@ -95,13 +95,11 @@ export function renderTable(tbody, rows, training, onDetail) {
   for (const { rec, summary: s } of rows) {
     const e = rec.estimate;
     const pct = Math.round((100 * s.with_headroom_bytes) / s.capacity_bytes);
+    // The percentage is the watermark with headroom against capacity: what decides "fits".
     const memory = el('td', {
       dataset: { col: 'memory', bytes: String(s.memory_bytes) },
-      title: explainTitle(e, '/memory/total_bytes'),
-    });
-    // The percentage is the watermark with headroom against capacity: what decides "fits".
-    memory.textContent = `${fmt.gib(s.memory_bytes)} ${t('of')} ${fmt.gib(s.capacity_bytes)} · ${pct}%`;
-    memory.title = `${t('watermark', pct)}\n${memory.title}`;
+      title: `${t('watermark', pct)}\n${explainTitle(e, '/memory/total_bytes')}`,
+    }, `${fmt.gib(s.memory_bytes)} ${t('of')} ${fmt.gib(s.capacity_bytes)} · ${pct}%`);
     const meter = el('meter', { min: '0', max: '100', value: String(Math.min(pct, 100)), high: '90', 'aria-label': t('watermark', pct) });
     memory.append(meter);
     const perReplica = s.replicas > 1 ? ` ${t('per_replica')}` : '';

@@ -66,7 +66,7 @@ function parseConfig(text) {
 }
 
 // Form values are strings; a decoded state holds only known fields, as text.
-export function validState(raw) {
+function validState(raw) {
   const s = Object.fromEntries(Object.entries(kDefaults).map(([k, v]) => [k, String(v)]));
   if (raw && typeof raw === 'object') {
     for (const k of Object.keys(kDefaults)) {

@@ -10,7 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
-#include <vector>
+#include <string_view>
+#include <utility>
 
 namespace gpuplan {
 namespace {
@@ -69,11 +70,10 @@ std::string ModelType(const ModelSpec& m) {
   return own ? m.family : "llama";
 }
 
-// Whether the rebuilt model has the request's architecture (else widths match, layout differs).
+// Whether the rebuilt model has the request's architecture: its own family, or explicit
+// numbers (a dense Llama layout by definition).
 bool SameArchitecture(const ModelSpec& m) {
-  static constexpr std::array<std::string_view, 5> kSame = {"llama", "mistral", "qwen2", "qwen3",
-                                                            "explicit"};
-  return !m.IsMoe() && !m.IsMla() && std::find(kSame.begin(), kSame.end(), m.family) != kSame.end();
+  return ModelType(m) == m.family || (m.family == "explicit" && !m.IsMoe() && !m.IsMla());
 }
 
 std::string Settings(const Request& r) {
