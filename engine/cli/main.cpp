@@ -145,15 +145,19 @@ int Fail(const std::string& message) {
 }
 
 // Prints the envelope's result, or its errors one a line.
-int Emit(const std::string& envelope) {
+// Prints an envelope's result as JSON, or, given `text_field`, that string field of the result
+// as it is (gpuplan script prints the program itself, ready to run).
+int Emit(const std::string& envelope, const char* text_field = nullptr) {
   Json doc = Json::parse(envelope, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return Fail("internal error: malformed envelope");
   if (doc.value("ok", false)) {
     const Json& result = doc["result"];
-    if (result.is_object() && result.contains("script") && result["script"].is_string()) {
-      std::cout << result["script"].get<std::string>();  // the program itself, ready to run
-    } else {
+    if (text_field == nullptr) {
       std::cout << result.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    } else if (result.contains(text_field) && result[text_field].is_string()) {
+      std::cout << result[text_field].get<std::string>();
+    } else {
+      return Fail("internal error: no " + std::string(text_field) + " in the result");
     }
     return 0;
   }
@@ -323,7 +327,8 @@ int Main(int argc, char** argv) {
     return a.help ? 0 : 2;
   }
   // estimate and plan: one request from a file or standard input, one envelope out.
-  const auto run_request = [&a](const char* help, const auto& call) {
+  const auto run_request = [&a](const char* help, const auto& call,
+                                const char* text_field = nullptr) {
     if (a.help) return std::cout << help, 0;
     if (a.positional.size() > 1) return Fail(a.command + " takes one request file");
     const std::string file = a.positional.empty() ? "-" : a.positional[0];
@@ -331,7 +336,7 @@ int Main(int argc, char** argv) {
     if (!request) return Fail("cannot read " + file);
     auto engine = LoadEngine(a);
     if (!engine) return 2;
-    return Emit(call(*engine, *request));
+    return Emit(call(*engine, *request), text_field);
   };
   if (a.command == "estimate") {
     return run_request(kEstimateHelp, [](const gpuplan::Engine& e, const std::string& r) {
@@ -343,8 +348,9 @@ int Main(int argc, char** argv) {
                        [](const gpuplan::Engine& e, const std::string& r) { return e.Plan(r); });
   }
   if (a.command == "script") {
-    return run_request(kScriptHelp,
-                       [](const gpuplan::Engine& e, const std::string& r) { return e.Script(r); });
+    return run_request(
+        kScriptHelp, [](const gpuplan::Engine& e, const std::string& r) { return e.Script(r); },
+        "script");
   }
   if (a.command == "catalog") {
     if (a.help) return std::cout << kCatalogHelp, 0;
