@@ -37,6 +37,10 @@ std::string Script(const std::string& request) {
   return Loaded() ? Loaded()->Script(request) : kNoCatalog;
 }
 
+std::string Calibrate(const std::string& request) {
+  return Loaded() ? Loaded()->Calibrate(request) : kNoCatalog;
+}
+
 std::string Version() { return std::string(gpuplan::Version()); }
 
 }  // namespace
@@ -46,5 +50,6 @@ EMSCRIPTEN_BINDINGS(gpuplan) {
   emscripten::function("estimate", &Estimate);
   emscripten::function("plan", &Plan);
   emscripten::function("script", &Script);
+  emscripten::function("calibrate", &Calibrate);
   emscripten::function("version", &Version);
 }

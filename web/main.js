@@ -1,8 +1,10 @@
 // Wires the six-line form to the engine worker: every input change re-plans (only the newest
 // answer is drawn), the URL hash always holds the share link, and render.js draws the results.
 import { preferredLanguage, setLanguage, t } from './i18n.js';
-import { buildRequest, decodeShare, encodeShare, InputError, kDefaults, kTraining } from './state.js';
+import { buildRequest, calibrationOf, calibrationState, decodeShare, encodeShare, InputError, kDefaults,
+  kTraining } from './state.js';
 import { el, exportPlan, renderDetail, renderList, renderTable, sortRows, summarize } from './render.js';
+import { MeasurePanel, renderDiagnosis, showBanner } from './calibration-view.js';
 
 const $ = (sel) => document.querySelector(sel);
 const params = new URLSearchParams(location.search);
@@ -25,6 +27,8 @@ let sort = { key: null, dir: 1 };
 let lastRequest = null;
 let detailOpener = null;
 let modelNames = new Map();
+let measure = null;
+const kCalibrationStore = 'gpuplan.calibration';
 
 // The form field each engine path belongs to, so an error names what the user typed into.
 const kFieldOfPath = [
@@ -120,6 +124,7 @@ function schedule() {
   gen += 1;
   let request;
   try {
+    showBanner(calibrationOf(state));
     request = buildRequest(state);
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
@@ -178,6 +183,8 @@ function drawRows() {
   renderTable($('#results tbody'), sortedRows(), training, (rec, button) => {
     detailOpener = button;
     renderDetail($('#detail'), rec);
+    renderDiagnosis($('#diagnosis'), rec.estimate.diagnosis);
+    measure.open(setupRequest(rec));
     $('#download-script').dataset.request = JSON.stringify(setupRequest(rec), null, 2);
     $('#script-errors').textContent = '';
     $('#detail').focus();
@@ -233,6 +240,8 @@ worker.onmessage = ({ data }) => {
     pump();
   } else if (data.type === 'script') {
     downloadScript(data.text);
+  } else if (data.type === 'calibrate') {
+    measure.show(data.text);
   } else if (data.type === 'catalog') {
     onCatalog(data);
   } else if (data.type === 'fatal') {
@@ -327,6 +336,26 @@ function applyShare() {
   writeForm();
 }
 
+// Calibration factors are page state: in the share link, and kept in this browser so a later
+// visit without a link plans with them too (the banner and the row marks say so).
+function setCalibration(factors) {
+  Object.assign(state, calibrationState(factors));
+  try {
+    if (factors) localStorage.setItem(kCalibrationStore, JSON.stringify(factors));
+    else localStorage.removeItem(kCalibrationStore);
+  } catch { /* storage refused: the share link still carries them */ }
+  schedule();
+}
+
+function storedCalibration() {
+  try {
+    const f = JSON.parse(localStorage.getItem(kCalibrationStore) ?? 'null');
+    return f && typeof f === 'object' ? calibrationState(f) : {};
+  } catch {
+    return {};
+  }
+}
+
 function applyTheme(theme) {
   document.documentElement.dataset.theme = theme;
   localStorage.setItem('gpuplan.theme', theme);
@@ -349,6 +378,8 @@ function init() {
   applyTheme(theme);
   $('#theme').addEventListener('change', (e) => applyTheme(e.target.value));
 
+  measure = new MeasurePanel(worker, { onApply: setCalibration, onClear: () => setCalibration(null) });
+  if (!isShareHash(location.hash)) Object.assign(state, storedCalibration());
   applyShare();
   // A share link pasted into a tab that already shows the page changes only the hash.
   window.addEventListener('hashchange', () => {

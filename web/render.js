@@ -71,6 +71,7 @@ export function summarize(rec) {
     throughput: inf ? inf.decode_tokens_per_s_total : null,
     cost_usd: train ? e.cost.usd_total : e.cost.usd_per_hour,
     watts: e.power.total_watts, warnings: e.warnings.map((w) => w.message), reason: rec.rank_reason,
+    calibrated: Boolean(e.calibration?.applied),
   };
 }
 
@@ -116,7 +117,9 @@ export function renderTable(tbody, rows, training, onDetail) {
     tbody.append(el('tr', { dataset: { gpu: s.gpu, fits: String(e.memory.fits) } },
       el('th', { scope: 'row', title: s.reason }, s.name),
       el('td', { dataset: { col: 'count' }, title: s.reason }, String(s.count)),
-      el('td', { dataset: { col: 'setup' } }, s.setup),
+      el('td', { dataset: { col: 'setup' } }, s.setup, s.calibrated
+        ? el('span', { className: 'badge', dataset: { calibrated: 'true' }, title: t('calibration_banner_short') }, ` ${t('calibrated')}`)
+        : null),
       memory, time,
       el('td', { dataset: { col: 'cost' }, title: explainTitle(e, costPath) || 'no price in the catalog for this card' },
         training || s.cost_usd == null ? fmt.usd(s.cost_usd) : `${fmt.usd(s.cost_usd)}/h${perReplica}`),
@@ -187,14 +190,19 @@ export function exportPlan(format, summaries, request, catalogVersion) {
   const rows = summaries.map((s) => [s.name, s.count, s.setup, (s.memory_bytes / GiB).toFixed(2),
     (s.capacity_bytes / GiB).toFixed(0), s.time_s == null ? '' : (s.time_s / 3600).toFixed(2),
     s.throughput == null ? '' : s.throughput.toFixed(0), s.cost_usd == null ? '' : s.cost_usd.toFixed(2), Math.round(s.watts)]);
-  if (format === 'json') return JSON.stringify({ catalog_version: catalogVersion, request, recommendations: summaries }, null, 2);
+  return exportTable(format, head, rows, { catalog_version: catalogVersion, request, recommendations: summaries });
+}
+
+// One table as Markdown, HTML or CSV (every cell escaped for its format), or `json` as JSON.
+export function exportTable(format, head, rows, json) {
+  if (format === 'json') return JSON.stringify(json, null, 2);
   if (format === 'csv') return [head, ...rows].map((r) => r.map(csvCell).join(',')).join('\n');
   if (format === 'html') {
     const tr = (cells, tag) => `<tr>${cells.map((c) => `<${tag}>${escapeHtml(c)}</${tag}>`).join('')}</tr>`;
     return `<table>\n<thead>${tr(head, 'th')}</thead>\n<tbody>\n${rows.map((r) => tr(r, 'td')).join('\n')}\n</tbody>\n</table>`;
   }
   // Markdown renders inline HTML, so markup is escaped too, not only the cell separator.
-  const mdCell = (c) => String(c).replace(/[&<>]/g, (x) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[x])
+  const mdCell = (c) => String(c ?? '').replace(/[&<>]/g, (x) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[x])
     .replace(/[|[\]\\`*_!]/g, (x) => `\\${x}`).replace(/\s*[\r\n]+\s*/g, ' ');
   const md = (cells) => `| ${cells.map(mdCell).join(' | ')} |`;
   return [md(head), md(head.map(() => '---')), ...rows.map(md)].join('\n');

@@ -7,7 +7,8 @@ export const kDefaults = Object.freeze({
   output_tokens: 256, weights: 'bf16', tokens: '1e8', deadline_h: '', concurrency: 16,
   ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
   objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
-  vocab: '',
+  vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '', cal_slack: '',
+  cal_on: '',
 });
 
 // The explicit-architecture fields (the contract's model numbers); layers turns them on.
@@ -16,7 +17,8 @@ export const kArchitecture = ['layers', 'hidden', 'intermediate', 'heads', 'kv_h
 export const kTraining = ['pretrain', 'full_finetune', 'lora', 'qlora'];
 
 // Fields the page turns into numbers; an empty optional one is left out of the request.
-const kNumbers = [...kArchitecture, 'seq_len', 'prompt_tokens', 'output_tokens', 'tokens', 'deadline_h',
+const kNumbers = [...kArchitecture, 'cal_compute', 'cal_bandwidth', 'cal_memory', 'cal_interconnect',
+  'cal_slack', 'seq_len', 'prompt_tokens', 'output_tokens', 'tokens', 'deadline_h',
   'concurrency', 'ttft_ms', 'tpot_ms', 'max_gpus', 'budget_usd', 'node_power_w'];
 
 export class InputError extends Error {
@@ -53,7 +55,36 @@ export function buildRequest(state) {
   if (!training) for (const k of ['ttft_ms', 'tpot_ms']) constraints[k] = num(state, k);
   if (state.cooling) constraints.cooling = state.cooling;
   const request = { model, workload, precision: { weights: state.weights }, constraints };
+  const calibration = calibrationOf(state);
+  if (calibration) request.calibration = calibration;
   return JSON.parse(JSON.stringify(request));  // drops the undefined (empty optional) fields
+}
+
+// Calibration factors as page state (share link and local storage carry these keys).
+export const kCalibrationKeys = { cal_compute: 'compute', cal_bandwidth: 'bandwidth', cal_memory: 'memory',
+  cal_interconnect: 'interconnect', cal_slack: 'allocator_slack', cal_on: 'measured_on' };
+
+export function calibrationState(factors) {
+  const s = {};
+  for (const [key, name] of Object.entries(kCalibrationKeys)) {
+    const v = factors?.[name];
+    s[key] = v === null || v === undefined ? '' : String(v);
+  }
+  return s;
+}
+
+// The request's `calibration`, or undefined when the state holds none.
+export function calibrationOf(state) {
+  const out = {};
+  for (const [key, name] of Object.entries(kCalibrationKeys)) {
+    const raw = String(state[key] ?? '').trim();
+    if (raw === '') continue;
+    if (name === 'measured_on') { out[name] = raw; continue; }
+    const v = Number(raw);
+    if (!Number.isFinite(v)) throw new InputError(key, `is not a number: "${raw}"`);
+    out[name] = v;
+  }
+  return Object.keys(out).some((k) => k !== 'measured_on') ? out : undefined;
 }
 
 function parseConfig(text) {

@@ -3,8 +3,9 @@
 //   in  {type:'catalog', part, text, source}     a custom gpus.json or models.json
 //   in  {type:'plan', seq, request}              request is the JSON text sent to the engine
 //   in  {type:'script', request}                 the measurement script for one setup
+//   in  {type:'calibrate', request}              a measured run against its estimate
 //   out {type:'catalog', envelope, part, source} out {type:'plan', seq, text, ms}
-//   out {type:'script', text}
+//   out {type:'script', text}                    out {type:'calibrate', text}
 import createGpuplan from './engine/gpuplan.mjs';
 
 let current = {};  // the gpus.json and models.json texts the engine holds
@@ -43,6 +44,8 @@ self.onmessage = async ({ data }) => {
       self.postMessage({ type: 'catalog', envelope, part: data.part, source: data.source });
     } else if (data.type === 'script') {
       self.postMessage({ type: 'script', text: engine.script(data.request) });
+    } else if (data.type === 'calibrate') {
+      self.postMessage({ type: 'calibrate', text: engine.calibrate(data.request) });
     } else if (data.type === 'plan') {
       const t0 = performance.now();
       // The text crosses to the page as one string: cheaper than cloning the parsed object.

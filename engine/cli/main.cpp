@@ -27,6 +27,8 @@ Usage:
   gpuplan estimate [FILE|-] [--catalog DIR]   evaluate one fixed setup (request JSON)
   gpuplan plan [FILE|-] [--catalog DIR]       rank every card: count, setup, time, cost
   gpuplan script [FILE|-] [--catalog DIR]     a PyTorch script that measures the estimate
+  gpuplan calibrate [FILE|-] [--catalog DIR]  compare a measured run with the estimate,
+                                              derive correction factors, diagnose mismatches
   gpuplan catalog [--gpus|--models] [--catalog DIR]
                                               print the catalog in use as JSON
   gpuplan validate CASES.json [--catalog DIR] accuracy report against measured cases
@@ -76,6 +78,26 @@ beyond 10%. Needs torch and transformers; peft for LoRA; bitsandbytes for 4/8-bi
 Example:
   echo '{"model":{"preset":"llama-3.2-1b"},"workload":{"kind":"lora"},"gpu":"h100-sxm-80gb"}' \
     | gpuplan script > gpuplan_measure.py && python3 gpuplan_measure.py
+)";
+
+constexpr const char* kCalibrateHelp = R"(gpuplan calibrate [FILE|-] [--catalog DIR]
+
+Reads one request describing the setup that was measured (as for estimate) plus "measured":
+  peak_allocated_bytes, peak_reserved_bytes, out_of_memory   memory (torch's peak counters)
+  tokens_per_s                  training, the whole job at parallel.gpus
+  scaling: [{gpus, tokens_per_s}, ...]   the same per-GPU batch on 1, 2, 4... cards
+  ttft_ms, tpot_ms              serving, medians at workload.concurrency
+  gpu_utilization, gpu_memory_share, host_ram_share   0-1, from nvidia-smi and free
+and prints each measured figure against the estimate (the 10% success line), the correction
+factors that reproduce the measurement ("calibration": compute, bandwidth, memory,
+interconnect), how each was derived, the monitoring targets (memory 85%+, utilisation 90%+,
+host RAM 70-80%) and the mismatch diagnosis with its remedies. Put the "calibration" object
+into later requests (estimate, plan) to apply the factors; their results say so.
+
+Example:
+  echo '{"model":{"preset":"llama-3.2-1b"},"workload":{"kind":"full_finetune","micro_batch":4,
+        "seq_len":2048},"gpu":"h100-sxm-80gb","measured":{"tokens_per_s":30000}}' \
+    | gpuplan calibrate
 )";
 
 constexpr const char* kCatalogHelp = R"(gpuplan catalog [--gpus|--models] [--catalog DIR]
@@ -351,6 +373,11 @@ int Main(int argc, char** argv) {
     return run_request(
         kScriptHelp, [](const gpuplan::Engine& e, const std::string& r) { return e.Script(r); },
         "script");
+  }
+  if (a.command == "calibrate") {
+    return run_request(kCalibrateHelp, [](const gpuplan::Engine& e, const std::string& r) {
+      return e.Calibrate(r);
+    });
   }
   if (a.command == "catalog") {
     if (a.help) return std::cout << kCatalogHelp, 0;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "gpuplan/api.h"
 
+#include "gpuplan/calibration.h"
 #include "gpuplan/estimate.h"
 #include "gpuplan/planner.h"
 #include "gpuplan/script.h"
+#include "json/calibration_io.h"
 #include "json/catalog_io.h"
 #include "json/request_io.h"
 #include "json/result_io.h"
@@ -45,10 +47,20 @@ bool Engine::Parse(std::string_view request_json, bool require_gpu, json_io::Par
   return true;
 }
 
+namespace {
+// `measured` belongs to calibrate; elsewhere it is said to be unused rather than dropped.
+void WarnMeasured(json_io::ParsedRequest* parsed) {
+  if (parsed->has_measured) {
+    parsed->warnings.push_back(Note{"unused_field", {}, "is read only by calibrate", "/measured"});
+  }
+}
+}  // namespace
+
 std::string Engine::Estimate(std::string_view request_json) const {
   json_io::ParsedRequest parsed;
   std::string envelope;
   if (!Parse(request_json, /*require_gpu=*/true, &parsed, &envelope)) return envelope;
+  WarnMeasured(&parsed);
   const gpuplan::Estimate e = EstimateSetup(parsed.request);
   const json_io::Json result = json_io::EstimateToJson(parsed, e, impl_->catalog.version);
   return json_io::DumpEnvelope({{"ok", true}, {"result", result}});
@@ -58,6 +70,7 @@ std::string Engine::Plan(std::string_view request_json) const {
   json_io::ParsedRequest parsed;
   std::string envelope;
   if (!Parse(request_json, /*require_gpu=*/false, &parsed, &envelope)) return envelope;
+  WarnMeasured(&parsed);
   const Request& r = parsed.request;
   // The cards to search: constraints.gpus, else a card the request names, else the catalog.
   std::vector<GpuSpec> cards;
@@ -82,6 +95,21 @@ std::string Engine::Script(std::string_view request_json) const {
       {"filename", "gpuplan_measure.py"},
       {"script", MeasurementScript(parsed.request, one, Version(), impl_->catalog.version)}};
   return json_io::DumpEnvelope({{"ok", true}, {"result", result}});
+}
+
+std::string Engine::Calibrate(std::string_view request_json) const {
+  json_io::ParsedRequest parsed;
+  std::string envelope;
+  if (!Parse(request_json, /*require_gpu=*/true, &parsed, &envelope)) return envelope;
+  if (!parsed.has_measured) {
+    return json_io::DumpEnvelope(json_io::ErrorEnvelope(
+        {{"missing_field", "/measured",
+          "calibrate needs what was measured: peak_allocated_bytes, tokens_per_s, ttft_ms, "
+          "tpot_ms or scaling"}}));
+  }
+  const CalibrationResult c = gpuplan::Calibrate(parsed.request, parsed.measured);
+  return json_io::DumpEnvelope(
+      {{"ok", true}, {"result", json_io::CalibrationToJson(parsed, c, impl_->catalog.version)}});
 }
 
 std::string Engine::Catalog(CatalogPart part) const {

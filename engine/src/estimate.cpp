@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "gpuplan/units.h"
@@ -265,8 +266,10 @@ Parallel SafeLayout(const Parallel& p) {
 
 MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail = true) {
   const Parallel safe = SafeLayout(r.parallel);
-  const MemoryInput in{r.model,      c,    r.workload, r.precision, r.optimizer,
-                       r.techniques, safe, r.gpu,      r.runtime,   with_detail};
+  RuntimeOptions runtime = r.runtime;
+  if (r.calibration.allocator_slack >= 0) runtime.allocator_slack = r.calibration.allocator_slack;
+  const MemoryInput in{r.model, c,     r.workload, r.precision, r.optimizer,         r.techniques,
+                       safe,    r.gpu, runtime,    with_detail, r.calibration.memory};
   return EstimateMemory(in);
 }
 
@@ -416,13 +419,14 @@ void AddServing(const Request& r, Estimate* e) {
       {{"bytes_per_step", p.bytes_per_step},
        {"flops_per_step", p.flops_per_step},
        {"tp_comm_s", p.tp_comm_s},
-       {"bandwidth_efficiency", eff.decode_bandwidth},
+       {"bandwidth_efficiency", std::min(1.0, eff.decode_bandwidth * r.calibration.bandwidth)},
        {"compute_bound", p.compute_bound ? 1.0 : 0.0}},
       {"decode efficiency: " + eff.basis}};
   x[base + "ttft_ms"] = {
       "prefill of one prompt: (2N x prompt + layers x prompt^2 x (q + o widths)) / tp / (peak x "
       "efficiency) + its all-reduces; queueing not included",
-      {{"prompt_tokens", D(r.workload.prompt_tokens)}, {"prefill_efficiency", eff.prefill_compute}},
+      {{"prompt_tokens", D(r.workload.prompt_tokens)},
+       {"prefill_efficiency", std::min(1.0, eff.prefill_compute * r.calibration.compute)}},
       {}};
   x[base + "max_concurrency"] = {
       offline ? "largest number of sequences per replica whose memory fits with the headroom "
@@ -520,6 +524,51 @@ FitCheck CheckFit(const Request& r, const ParamCounts& c) {
   return f;
 }
 
+// Marks every figure a calibration factor changed, so no calibrated number passes as a plain
+// estimate, and warns when the factors come from another card.
+void AddCalibration(const Request& r, Estimate* e) {
+  const CalibrationFactors& c = r.calibration;
+  if (!c.Any()) return;
+  auto mark = [e](const std::string& ptr, const std::string& what) {
+    const auto it = e->explain.find(ptr);
+    if (it != e->explain.end()) it->second.assumptions.push_back(what);
+  };
+  const std::string on = c.measured_on.empty() ? "a measured run" : c.measured_on;
+  auto factor = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "x%.3g", v);
+    return std::string(buf);
+  };
+  if (c.memory != 1) {
+    const std::string m = "calibrated on " + on + ": modelled memory " + factor(c.memory);
+    mark("/memory/per_gpu_bytes/activations", m);
+    mark("/memory/per_gpu_bytes/buffers", m);
+  }
+  if (c.allocator_slack >= 0) {
+    mark("/memory/per_gpu_bytes/runtime", "calibrated on " + on + ": allocator slack " +
+                                              factor(c.allocator_slack) + " of the tensors");
+  }
+  if (c.compute != 1 || c.interconnect != 1) {
+    const std::string t = "calibrated on " + on + ": compute efficiency " + factor(c.compute) +
+                          ", interconnect bandwidth " + factor(c.interconnect);
+    mark("/performance/training/tokens_per_s", t);
+    mark("/performance/inference/ttft_ms", t);
+  }
+  if (c.bandwidth != 1 || c.interconnect != 1) {
+    mark("/performance/inference/tpot_ms", "calibrated on " + on + ": memory bandwidth " +
+                                               factor(c.bandwidth) + ", interconnect bandwidth " +
+                                               factor(c.interconnect));
+  }
+  if (!c.measured_on.empty() && c.measured_on != r.gpu.id) {
+    e->warnings.push_back(Note{"calibration_other_card",
+                               {},
+                               "calibration factors measured on " + c.measured_on +
+                                   " are applied to " + r.gpu.id +
+                                   ": a different card may not share them; measure on it",
+                               "/calibration/measured_on"});
+  }
+}
+
 Estimate EstimateSetup(const Request& r, bool with_levers) {
   Estimate e;
   e.params = CountParams(r.model);
@@ -556,6 +605,7 @@ Estimate EstimateSetup(const Request& r, bool with_levers) {
     AddServing(r, &e);
   }
   AddCost(r, &e);
+  AddCalibration(r, &e);
   if (with_levers) {
     e.levers = MemoryLevers(r, e.total_bytes);
     if (!e.fits && e.infeasible.size() == 1 && e.infeasible[0].code == "exceeds_memory") {
@@ -567,6 +617,7 @@ Estimate EstimateSetup(const Request& r, bool with_levers) {
                                    "), at a cost: " + fix->cost;
       }
     }
+    e.diagnosis = DiagnoseEstimate(r, e);
   }
   return e;
 }

@@ -501,9 +501,11 @@ class StageEstimator {
     b.weights = weights_;
     b.gradients = gradients_;
     b.optimizer_states = moments_ + master_;
-    b.activations = activations_;
+    // Weights, gradients, optimizer states and KV cache are exact counts; a measured peak
+    // corrects only the parts that are modelled (calibration.h).
+    b.activations = activations_ * in_.modelled_scale;
     b.kv_cache = kv_;
-    b.buffers = buffers_;
+    b.buffers = buffers_ * in_.modelled_scale;
     Record("optimizer_states.master_weights", master_);
     Record("optimizer_states.moments", moments_);
     const RuntimeOptions& rt = in_.runtime;

@@ -143,6 +143,8 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
     const double achieved = Bf16Peak(g) * eff.train_compute * (1 + eff.fp8_factor * (ratio - 1));
     t.efficiency = achieved / g.fp8_flops;
   }
+  const CalibrationFactors& cal = r.calibration;
+  t.efficiency = std::min(1.0, t.efficiency * cal.compute);
   const double achieved = t.peak_flops * t.efficiency;
   const bool fp32 =
       r.precision.weights == WeightFormat::kFp32 || r.precision.weights == WeightFormat::kTf32;
@@ -173,7 +175,8 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
   // Tensor parallel: two all-reduces of the b x s x h activations per layer forward, two
   // backward, two more when full recomputation repeats the forward (Megatron-LM); on the
   // intra-node link when the tp group fits in a node.
-  t.tp_bandwidth = p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g, 1);
+  t.tp_bandwidth = cal.interconnect *
+                   (p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g, 1));
   if (p.tp > 1) {
     const double bytes = tokens_per_micro / D(p.cp) * D(m.hidden) * act_bytes;
     const int calls = r.techniques.recompute == Recompute::kFull ? 6 : 4;
@@ -187,8 +190,8 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
   // Across nodes the tp x pp data-parallel groups of a node share its network.
   t.dp_crosses_nodes = p.gpus > g.gpus_per_node;
   const int64_t groups_per_node = std::min(p.tp * p.pp, g.gpus_per_node);
-  t.dp_bandwidth =
-      t.dp_crosses_nodes ? InterNodeBandwidth(g, groups_per_node) : IntraNodeBandwidth(g);
+  t.dp_bandwidth = cal.interconnect * (t.dp_crosses_nodes ? InterNodeBandwidth(g, groups_per_node)
+                                                          : IntraNodeBandwidth(g));
   if (p.ShardGroup() > 1) {
     const int64_t n = p.ShardGroup();
     const double shard_params = D(c.total) / D(p.tp * p.pp);
@@ -240,11 +243,15 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
   const double batch = D(concurrency);
   const double tp = D(p.tp);
   const double peak = MatmulPeak(g, r.precision.weights, false);
-  const double bandwidth = g.mem_bandwidth_bytes_per_s * eff.decode_bandwidth;
+  const CalibrationFactors& cal = r.calibration;
+  const double bandwidth =
+      g.mem_bandwidth_bytes_per_s * std::min(1.0, eff.decode_bandwidth * cal.bandwidth);
+  const double prefill_eff = std::min(1.0, eff.prefill_compute * cal.compute);
   const double matmul_params =
       D(c.active) - D(c.embedding) + (m.tied_embeddings ? D(m.vocab * m.hidden) : 0);
   const double qo_width = D(m.QueryWidth() + m.AttnOutWidth());
-  const double tp_bw = p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g, 1);
+  const double tp_bw = cal.interconnect *
+                       (p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g, 1));
 
   // Decode: a token passes every stage, reading each tensor-parallel rank's weights (MoE:
   // only the experts the batch routes to) and the batch's KV cache.
@@ -266,7 +273,7 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
   out.bytes_per_step = weights + kv;
   out.flops_per_step = batch * (2 * matmul_params + 2 * D(m.layers) * context * qo_width) / tp;
   const double mem_s = out.bytes_per_step / bandwidth;
-  const double comp_s = out.flops_per_step / (peak * eff.prefill_compute);
+  const double comp_s = out.flops_per_step / (peak * prefill_eff);
   out.compute_bound = comp_s > mem_s;
   // Two all-reduces of the batch's hidden state per layer (attention and MLP outputs).
   out.tp_comm_s =
@@ -286,8 +293,7 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
       p.tp > 1 ? 2 * D(m.layers) *
                      AllReduceSeconds(prompt * D(m.hidden) * 2, p.tp, tp_bw, SlowLink(g, p.tp))
                : 0;
-  out.ttft_s =
-      std::max(prefill_flops / (peak * eff.prefill_compute), weights / bandwidth) + prefill_comm;
+  out.ttft_s = std::max(prefill_flops / (peak * prefill_eff), weights / bandwidth) + prefill_comm;
   out.prefill_tokens_per_s = out.ttft_s > 0 ? prompt / out.ttft_s : 0;
   return out;
 }

@@ -35,6 +35,9 @@ class Engine {
   /// `gpuplan script`: `{"filename", "script"}`, a PyTorch program that measures the request's
   /// job on one GPU and prints it next to the engine's estimate (script.h). Needs a `gpu`.
   std::string Script(std::string_view request_json) const;
+  /// `gpuplan calibrate`: the request describes the measured setup and carries `measured`;
+  /// the answer compares it with the estimate and derives `calibration` factors (calibration.h).
+  std::string Calibrate(std::string_view request_json) const;
   /// The catalog in use as `{"version", "gpus", "models"}` inside the same envelope.
   std::string Catalog(CatalogPart part) const;
   /// True when the catalog loaded without errors.

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuplan/calibration.h"
 #include "gpuplan/diagnostics.h"
 #include "gpuplan/levers.h"
 #include "gpuplan/memory_model.h"
@@ -67,6 +68,7 @@ struct Estimate {
   std::vector<Note> warnings;
   std::map<std::string, Explanation> explain;  ///< keyed by the result's JSON pointer
   std::vector<Lever> levers;                   ///< memory-saving changes, best saving first
+  std::vector<Diagnosis> diagnosis;            ///< with levers: seed 000's mismatches it shows
 };
 
 /// The per-GPU memory of a setup and whether it fits, without performance, levers or

@@ -41,7 +41,8 @@ struct MemoryInput {
   const Parallel& parallel;
   const GpuSpec& gpu;
   const RuntimeOptions& runtime;
-  bool with_detail = true;  ///< false skips MemoryResult::detail (the planner's quick checks)
+  bool with_detail = true;    ///< false skips MemoryResult::detail (the planner's quick checks)
+  double modelled_scale = 1;  ///< calibration: multiplies activations and buffers
 };
 
 /// The memory estimate with the working behind each figure.

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuplan/calibration.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/model_spec.h"
 #include "gpuplan/parallelism.h"
@@ -41,7 +42,8 @@ struct Request {
   HostSpec host;
   RuntimeOptions runtime;
   Constraints constraints;
-  double usd_per_gpu_hour = -1;  ///< price override (request's pricing); < 0 = the card's
+  double usd_per_gpu_hour = -1;    ///< price override (request's pricing); < 0 = the card's
+  CalibrationFactors calibration;  ///< from a measured run (calibrate); all 1 = none
 };
 
 }  // namespace gpuplan

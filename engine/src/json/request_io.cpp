@@ -8,6 +8,7 @@
 
 #include "gpuplan/gguf.h"
 #include "gpuplan/units.h"
+#include "json/calibration_io.h"
 #include "json/hf_config.h"
 
 namespace gpuplan::json_io {
@@ -539,6 +540,8 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
     req.usd_per_gpu_hour = p.Number("usd_per_gpu_hour", 0, 1e5).value_or(-1);
     p.RejectUnknown();
   }
+  ReadCalibration(top.Raw("calibration"), ctx, out);
+  ReadMeasured(top.Raw("measured"), ctx, out);
   top.RejectUnknown();
   return errors->size() == before;
 }

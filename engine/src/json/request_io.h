@@ -16,6 +16,8 @@ struct ParsedRequest {
   Json normalized = Json::object();
   std::vector<std::string> defaults_applied;  ///< JSON pointers
   std::vector<Note> warnings;
+  bool has_measured = false;  ///< the request carried `measured` (read by calibrate only)
+  Measurement measured;
 };
 
 /// Parses and checks a request against the catalog. Returns false with `errors` filled (each

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "gpuplan/api.h"
+#include "json/calibration_io.h"
 
 namespace gpuplan::json_io {
 namespace {
@@ -21,18 +22,6 @@ Json Bytes(double v) {
   if (!std::isfinite(v) || std::fabs(v) > kMaxBytes)
     return std::numeric_limits<double>::quiet_NaN();
   return static_cast<int64_t>(std::llround(v));
-}
-
-Json Notes(const std::vector<Note>& notes) {
-  Json out = Json::array();
-  for (const auto& n : notes) {
-    Json params = Json::object();
-    for (const auto& [k, v] : n.params) params[k] = v;
-    Json note = {{"code", n.code}, {"params", params}, {"message", n.message}};
-    if (!n.path.empty()) note["path"] = n.path;
-    out.push_back(std::move(note));
-  }
-  return out;
 }
 
 Json Levers(const std::vector<Lever>& levers) {
@@ -155,6 +144,18 @@ bool AllFinite(const Json& j) {
 
 }  // namespace
 
+Json Notes(const std::vector<Note>& notes) {
+  Json out = Json::array();
+  for (const auto& n : notes) {
+    Json params = Json::object();
+    for (const auto& [k, v] : n.params) params[k] = v;
+    Json note = {{"code", n.code}, {"params", params}, {"message", n.message}};
+    if (!n.path.empty()) note["path"] = n.path;
+    out.push_back(std::move(note));
+  }
+  return out;
+}
+
 Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Note>& request_notes) {
   const MemoryBreakdown& b = e.memory.per_gpu;
   Json detail = Json::object();
@@ -197,22 +198,25 @@ Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Note>& 
   }
   std::vector<Note> warnings = request_notes;
   warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
-  return {{"model", ModelJson(r, e.params)},
-          {"gpu", {{"id", r.gpu.id}, {"name", r.gpu.name}}},
-          {"memory", memory},
-          {"performance", PerformanceJson(e)},
-          {"cost", CostJson(e)},
-          {"reliability", ReliabilityJson(e)},
-          {"power",
-           {{"gpu_watts", e.power.gpu_watts},
-            {"node_watts", e.power.node_watts},
-            {"total_watts", e.power.total_watts},
-            {"nodes", e.power.nodes},
-            {"nodes_per_rack", e.power.nodes_per_rack}}},
-          {"levers", Levers(e.levers)},
-          {"infeasible", Notes(e.infeasible)},
-          {"warnings", Notes(warnings)},
-          {"explain", explain}};
+  return {
+      {"model", ModelJson(r, e.params)},
+      {"gpu", {{"id", r.gpu.id}, {"name", r.gpu.name}}},
+      {"memory", memory},
+      {"performance", PerformanceJson(e)},
+      {"cost", CostJson(e)},
+      {"reliability", ReliabilityJson(e)},
+      {"power",
+       {{"gpu_watts", e.power.gpu_watts},
+        {"node_watts", e.power.node_watts},
+        {"total_watts", e.power.total_watts},
+        {"nodes", e.power.nodes},
+        {"nodes_per_rack", e.power.nodes_per_rack}}},
+      {"levers", Levers(e.levers)},
+      {"diagnosis", DiagnosisJson(e.diagnosis)},
+      {"calibration", {{"applied", r.calibration.Any()}, {"factors", FactorsJson(r.calibration)}}},
+      {"infeasible", Notes(e.infeasible)},
+      {"warnings", Notes(warnings)},
+      {"explain", explain}};
 }
 
 Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
@@ -230,7 +234,8 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
   Json recs = Json::array();
   for (const PlanChoice& c : plan.recommendations) {
     const Request& q = c.request;
-    const Estimate e = EstimateSetup(q, /*with_levers=*/false);  // the plan already chose
+    Estimate e = EstimateSetup(q, /*with_levers=*/false);  // the plan already chose
+    e.diagnosis = DiagnoseEstimate(q, e);
     const Parallel& p = q.parallel;
     recs.push_back(
         {{"gpu", q.gpu.id},

@@ -7,6 +7,9 @@
 
 namespace gpuplan::json_io {
 
+/// Notes (warnings, advice, infeasibility) as `[{code, params, message, path?}]`.
+Json Notes(const std::vector<Note>& notes);
+
 /// The figures of one estimate (model, memory, performance, cost, power, levers, notes,
 /// explain), without the request echo.
 Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Note>& request_notes);

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+// MISSION M17/M18: a measured run against its estimate, the correction factors that reproduce
+// it, the factors re-applied to later requests, and seed 000's three mismatch diagnoses.
+// References are worked by hand in the comments, or are the measured literals themselves (a
+// calibrated estimate must reproduce what was measured).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace gpuplan {
+namespace {
+
+using testing::Json;
+using testing::PerGpu;
+using testing::Result;
+
+Json Calibrate(const Json& request) {
+  return Json::parse(testing::ShippedEngine().Calibrate(request.dump()));
+}
+
+Json CalibrateOk(const Json& request) {
+  const Json env = Calibrate(request);
+  EXPECT_TRUE(env.value("ok", false)) << env.dump(1);
+  return env.value("result", Json::object());
+}
+
+// Llama 3.2 1B (1,235,814,400 parameters, tied embeddings) fully fine-tuned on one H100 SXM,
+// micro-batch 4 x 2048. By hand: matmul parameters N = 1,235,814,400 (the tied head counts);
+// attention 2 x 16 layers x 2048 x (2048 + 2048) = 268,435,456 FLOPs per token forward;
+// 6N + 3 x 268,435,456 = 8,220,192,768 FLOPs per token. The H100's 989.4 TFLOP/s bf16 at the
+// Hopper efficiency 0.45 gives 445.23e12 / 8,220,192,768 = 54,162.96 tokens/s.
+Json OneB() {
+  return {{"model", {{"preset", "llama-3.2-1b"}}},
+          {"workload", {{"kind", "full_finetune"}, {"micro_batch", 4}, {"seq_len", 2048}}},
+          {"gpu", "h100-sxm-80gb"}};
+}
+
+const Json* Find(const Json& list, const std::string& key, const std::string& value) {
+  for (const Json& x : list) {
+    if (x.value(key, "") == value) return &x;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Codes(const Json& list) {
+  std::vector<std::string> out;
+  for (const Json& x : list) out.push_back(x["code"]);
+  return out;
+}
+
+TEST(Calibration, HalfTheEstimatedThroughputHalvesComputeEfficiency) {
+  Json r = OneB();
+  r["measured"] = {{"tokens_per_s", 27081.48}};  // half of 54,162.96
+  const Json c = CalibrateOk(r);
+  EXPECT_NEAR(c["calibration"]["compute"].get<double>(), 0.5, 0.5e-4);
+  const Json* row = Find(c["comparisons"], "quantity", "tokens_per_s@1");
+  ASSERT_NE(row, nullptr);
+  EXPECT_NEAR((*row)["estimated"].get<double>(), 54162.96, 0.5);
+  // (54,162.96 - 27,081.48) / 27,081.48 = +100%: far beyond the 10% line.
+  EXPECT_NEAR((*row)["error"].get<double>(), 1.0, 1e-4);
+  EXPECT_FALSE((*row)["within_success_line"].get<bool>());
+  EXPECT_NEAR((*row)["calibrated"].get<double>(), 27081.48, 0.5);
+  EXPECT_EQ(c["calibration"]["measured_on"], "h100-sxm-80gb");
+}
+
+TEST(Calibration, WithinTenPercentIsTheSuccessLine) {
+  Json r = OneB();
+  r["measured"] = {{"tokens_per_s", 50000}};  // 54,162.96 / 50,000 - 1 = +8.3%
+  const Json c = CalibrateOk(r);
+  EXPECT_NEAR(c["comparisons"][0]["error"].get<double>(), 0.0833, 1e-3);
+  EXPECT_TRUE(c["comparisons"][0]["within_success_line"].get<bool>());
+  EXPECT_DOUBLE_EQ(c["success_line"].get<double>(), 0.10);
+}
+
+TEST(Calibration, MemoryFactorCorrectsOnlyTheModelledParts) {
+  // Exact parts by hand: bf16 weights 2N = 2,471,628,800; bf16 gradients 2N = 2,471,628,800;
+  // AdamW with an fp32 master copy 12N = 14,829,772,800; together 19,773,030,400 bytes.
+  // Measured 40e9 allocated leaves 40e9 - 19,773,030,400 = 20,226,969,600 for activations.
+  Json r = OneB();
+  r["measured"] = {{"peak_allocated_bytes", 40e9}};
+  const Json c = CalibrateOk(r);
+  const Json* row = Find(c["comparisons"], "quantity", "peak_allocated_bytes");
+  ASSERT_NE(row, nullptr);
+  EXPECT_NEAR((*row)["calibrated"].get<double>(), 40e9, 40e9 * 1e-9);
+
+  Json again = OneB();
+  again["calibration"] = c["calibration"];
+  const Json e = Result(again);
+  EXPECT_DOUBLE_EQ(PerGpu(e, "weights"), 2471628800.0);
+  EXPECT_DOUBLE_EQ(PerGpu(e, "gradients"), 2471628800.0);
+  EXPECT_DOUBLE_EQ(PerGpu(e, "optimizer_states"), 14829772800.0);
+  EXPECT_NEAR(PerGpu(e, "activations"), 20226969600.0, 2);
+  EXPECT_TRUE(e["calibration"]["applied"].get<bool>());
+}
+
+TEST(Calibration, ReservedOverAllocatedIsTheAllocatorSlack) {
+  Json r = OneB();
+  r["measured"] = {{"peak_allocated_bytes", 40e9}, {"peak_reserved_bytes", 46e9}};
+  const Json c = CalibrateOk(r);
+  EXPECT_NEAR(c["calibration"]["allocator_slack"].get<double>(), 0.15, 1e-12);  // 46/40 - 1
+  const Json* row = Find(c["comparisons"], "quantity", "peak_reserved_bytes");
+  ASSERT_NE(row, nullptr);
+  EXPECT_NEAR((*row)["calibrated"].get<double>(), 46e9, 46e9 * 1e-9);
+}
+
+TEST(Calibration, FactorsReapplyToLaterEstimatesAndSaySo) {
+  Json r = OneB();
+  r["calibration"] = {{"compute", 0.5}, {"measured_on", "h100-sxm-80gb"}};
+  const Json e = Result(r);
+  // 54,162.96 x 0.5 on one GPU (no communication to scale differently).
+  EXPECT_NEAR(e["performance"]["training"]["tokens_per_s"].get<double>(), 27081.48, 0.5);
+  const Json& assumptions = e["explain"]["/performance/training/tokens_per_s"]["assumptions"];
+  bool marked = false;
+  for (const Json& a : assumptions) {
+    marked |= a.get<std::string>().find("calibrated on h100-sxm-80gb") != std::string::npos;
+  }
+  EXPECT_TRUE(marked) << assumptions.dump();
+  EXPECT_EQ(Find(e["warnings"], "code", "calibration_other_card"), nullptr);
+
+  r["gpu"] = "a100-sxm-80gb";
+  const Json other = Result(r);
+  EXPECT_NE(Find(other["warnings"], "code", "calibration_other_card"), nullptr);
+}
+
+TEST(Calibration, PlanMarksEveryRecommendationCalibrated) {
+  Json r = OneB();
+  r.erase("gpu");
+  r["calibration"] = {{"compute", 0.8}};
+  r["constraints"] = {{"gpus", {"h100-sxm-80gb", "a100-sxm-80gb"}}, {"max_gpus", 8}};
+  const Json p = Json::parse(testing::ShippedEngine().Plan(r.dump()));
+  ASSERT_TRUE(p["ok"].get<bool>()) << p.dump(1);
+  ASSERT_FALSE(p["result"]["recommendations"].empty());
+  for (const Json& rec : p["result"]["recommendations"]) {
+    EXPECT_TRUE(rec["estimate"]["calibration"]["applied"].get<bool>());
+    EXPECT_DOUBLE_EQ(rec["estimate"]["calibration"]["factors"]["compute"].get<double>(), 0.8);
+  }
+}
+
+TEST(Calibration, DecodeSlowerThanEstimatedLowersBandwidthEfficiency) {
+  // Llama 3.1 8B decode, one sequence, one H100 SXM. By hand: weights read per token exclude
+  // the untied token table: (8,030,261,248 - 128,256 x 4096) x 2 bytes = 15,009,849,344; KV
+  // cache 32 layers x 8 heads x 128 x 2 (K, V) x 2 bytes = 131,072 bytes per token over an
+  // average context of 1024 + 256/2 = 1152 tokens: 150,994,944. 15,160,844,288 bytes at
+  // 3.35 TB/s x 0.66 = 6.857 ms per token; measured twice that gives bandwidth x0.5.
+  const Json r = {{"model", {{"preset", "llama-3.1-8b"}}},
+                  {"workload", {{"kind", "inference"}, {"concurrency", 1}}},
+                  {"gpu", "h100-sxm-80gb"},
+                  {"measured", {{"tpot_ms", 13.714}}}};
+  const Json c = CalibrateOk(r);
+  EXPECT_NEAR(c["calibration"]["bandwidth"].get<double>(), 0.5, 1e-4);
+  const Json* row = Find(c["comparisons"], "quantity", "tpot_ms");
+  ASSERT_NE(row, nullptr);
+  EXPECT_NEAR((*row)["estimated"].get<double>(), 6.857, 1e-3);
+  EXPECT_NEAR((*row)["calibrated"].get<double>(), 13.714, 1e-6);
+}
+
+TEST(Calibration, SpeedupCurveRefitsTheInterconnect) {
+  // 1, 2 and 4 cards at 50,000, 75,000 and 120,000 tokens/s: speed-ups 1.5 and 2.4 against the
+  // estimate's near-linear 2 and 4. The fitted interconnect must bring both within 10%.
+  Json r = OneB();
+  r["parallel"] = {{"gpus", 4}, {"zero", 2}};
+  r["measured"] = {{"scaling",
+                    {{{"gpus", 1}, {"tokens_per_s", 50000}},
+                     {{"gpus", 2}, {"tokens_per_s", 75000}},
+                     {{"gpus", 4}, {"tokens_per_s", 120000}}}}};
+  const Json c = CalibrateOk(r);
+  EXPECT_LT(c["calibration"]["interconnect"].get<double>(), 1.0);
+  for (const char* q : {"tokens_per_s@2", "tokens_per_s@4"}) {
+    const Json* row = Find(c["comparisons"], "quantity", q);
+    ASSERT_NE(row, nullptr) << q;
+    EXPECT_LT(std::abs((*row)["calibrated_error"].get<double>()), 0.10) << row->dump();
+  }
+  // 120,000 / 50,000 / 4 = 60% of linear at 4 cards: seed 000's third mismatch, whose remedies end
+  // with measuring again on fewer cards.
+  const Json* d = Find(c["diagnosis"], "code", "speedup_low");
+  ASSERT_NE(d, nullptr) << c["diagnosis"].dump();
+  EXPECT_NEAR((*d)["params"]["scaling_efficiency"].get<double>(), 0.60, 1e-12);
+  EXPECT_EQ((*d)["remedies"][0]["code"], "check_interconnect");
+  EXPECT_EQ((*d)["remedies"].back()["code"], "fewer_cards");
+}
+
+TEST(Calibration, LinearSpeedupKeepsTheInterconnect) {
+  // A measured curve the uncalibrated model already reproduces leaves the factor at 1: a tie
+  // between link speeds is settled toward no correction.
+  Json r = OneB();
+  r["parallel"] = {{"gpus", 2}};
+  r["measured"] = {
+      {"scaling",
+       {{{"gpus", 1}, {"tokens_per_s", 54162.96}}, {{"gpus", 2}, {"tokens_per_s", 108325.9}}}}};
+  const Json c = CalibrateOk(r);
+  EXPECT_NEAR(c["calibration"]["interconnect"].get<double>(), 1.0, 0.02);
+  EXPECT_EQ(Find(c["diagnosis"], "code", "speedup_low"), nullptr);
+}
+
+TEST(Diagnosis, OutOfMemoryListsTheCheapLeversFirst) {
+  Json r = OneB();
+  r["measured"] = {{"out_of_memory", true}};
+  const Json c = CalibrateOk(r);
+  const Json* d = Find(c["diagnosis"], "code", "memory_just_short");
+  ASSERT_NE(d, nullptr) << c["diagnosis"].dump();
+  // Seed 000 section 4 (1): batch or sequence first, a bigger card last.
+  const std::vector<std::string> expected = {"smaller_micro_batch",   "shorter_sequence",
+                                             "gradient_accumulation", "full_recompute",
+                                             "zero_two_cards",        "bigger_card"};
+  EXPECT_EQ(Codes((*d)["remedies"]), expected);
+}
+
+TEST(Diagnosis, PlentifulMemoryAndLowUtilisationPointsAtTheDataPipeline) {
+  Json r = OneB();
+  r["measured"] = {{"gpu_memory_share", 0.5}, {"gpu_utilization", 0.6}};
+  const Json c = CalibrateOk(r);
+  const Json* d = Find(c["diagnosis"], "code", "throughput_low");
+  ASSERT_NE(d, nullptr) << c["diagnosis"].dump();
+  EXPECT_EQ((*d)["remedies"][0]["code"], "check_data_pipeline");
+  // The yardstick: 50% memory misses 85%+, 60% utilisation misses 90%+.
+  ASSERT_EQ(c["yardstick"].size(), 2U);
+  for (const Json& y : c["yardstick"]) EXPECT_EQ(y["params"]["met"].get<double>(), 0.0);
+}
+
+TEST(Diagnosis, YardstickMetAndHostRamBand) {
+  Json r = OneB();
+  r["measured"] = {{"gpu_memory_share", 0.87}, {"gpu_utilization", 0.93}, {"host_ram_share", 0.85}};
+  const Json c = CalibrateOk(r);
+  EXPECT_EQ((*Find(c["yardstick"], "code", "memory_share"))["params"]["met"], 1.0);
+  EXPECT_EQ((*Find(c["yardstick"], "code", "gpu_utilization"))["params"]["met"], 1.0);
+  EXPECT_EQ((*Find(c["yardstick"], "code", "host_ram_share"))["params"]["met"], 0.0);  // > 80%
+  EXPECT_TRUE(c["diagnosis"].empty()) << c["diagnosis"].dump();
+}
+
+TEST(Diagnosis, TheEstimateShowsMemoryJustShort) {
+  // The contract's example needs more than an H100 holds (levers_test.cpp); within 30% over
+  // is "just short", and full recomputation is among the fixes that fit.
+  const Json r = Result(
+      {{"model", {{"preset", "llama-3.1-8b"}}},
+       {"workload", {{"kind", "lora"}, {"micro_batch", 4}, {"seq_len", 4096}, {"grad_accum", 8}}},
+       {"parallel", {{"gpus", 8}, {"zero", 2}}},
+       {"gpu", "h100-sxm-80gb"}});
+  ASSERT_FALSE(r["diagnosis"].empty());
+  const Json& d = r["diagnosis"][0];
+  EXPECT_TRUE(d["code"] == "memory_just_short" || d["code"] == "memory_short") << d.dump();
+  EXPECT_EQ(d["basis"], "estimate");
+  const Json* recompute = Find(d["remedies"], "code", "full_recompute");
+  ASSERT_NE(recompute, nullptr);
+  EXPECT_TRUE((*recompute)["fits"].get<bool>());
+  EXPECT_EQ(d["remedies"].back()["code"], "bigger_card");
+}
+
+TEST(CalibrationInput, ErrorsNameTheField) {
+  Json r = OneB();
+  const Json none = Calibrate(r);
+  ASSERT_FALSE(none["ok"].get<bool>());
+  EXPECT_EQ(none["errors"][0]["path"], "/measured");
+
+  r["measured"] = {{"ttft_ms", 50}};
+  EXPECT_EQ(Calibrate(r)["errors"][0]["path"], "/measured/ttft_ms");
+
+  r["measured"] = {{"scaling", {{{"gpus", 0}, {"tokens_per_s", 10}}}}};
+  EXPECT_EQ(Calibrate(r)["errors"][0]["path"], "/measured/scaling/0/gpus");
+
+  r["measured"] = {{"tokens_per_s", 10}};
+  r["calibration"] = {{"compute", -1}};
+  EXPECT_EQ(Calibrate(r)["errors"][0]["path"], "/calibration/compute");
+
+  r["calibration"] = {{"computee", 1}};
+  EXPECT_EQ(Calibrate(r)["errors"][0]["path"], "/calibration/computee");
+}
+
+TEST(CalibrationInput, MeasuredInAnEstimateIsSaidToBeUnused) {
+  Json r = OneB();
+  r["measured"] = {{"tokens_per_s", 10}};
+  const Json e = Result(r);
+  const Json* w = Find(e["warnings"], "path", "/measured");
+  ASSERT_NE(w, nullptr) << e["warnings"].dump();
+}
+
+}  // namespace
+}  // namespace gpuplan
