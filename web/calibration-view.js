@@ -26,6 +26,7 @@ function saveRecords(list) {
 
 // A figure in the unit its quantity uses.
 function show(quantity, v) {
+  if (quantity.startsWith('speedup')) return `×${v.toFixed(2)}`;
   if (quantity.endsWith('_bytes')) return fmt.gib(v);
   if (quantity.endsWith('_ms')) return fmt.ms(v, 2);
   return fmt.rate(v);
@@ -94,7 +95,8 @@ export class MeasurePanel {
     const text = $('#m_paste').value;
     if (!text.trim()) return;
     try {
-      for (const [k, v] of Object.entries(valuesFromScriptLine(text))) document.getElementById(`m_${k}`).value = v;
+      const values = valuesFromScriptLine(text, this.setup?.parallel?.gpus ?? 1, $('#m_scaling').value);
+      for (const [k, v] of Object.entries(values)) document.getElementById(`m_${k}`).value = v;
       $('#measure-errors').replaceChildren();
     } catch (err) {
       if (!(err instanceof InputError)) throw err;

@@ -91,9 +91,13 @@ std::string Engine::Script(std::string_view request_json) const {
   std::string envelope;
   if (!Parse(request_json, /*require_gpu=*/true, &parsed, &envelope)) return envelope;
   const gpuplan::Estimate one = EstimateSetup(OneGpu(parsed.request), /*with_levers=*/false);
+  const bool several = parsed.request.parallel.gpus > 1;
+  const gpuplan::Estimate layout =
+      several ? EstimateSetup(parsed.request, /*with_levers=*/false) : gpuplan::Estimate{};
   const json_io::Json result = {
       {"filename", "gpuplan_measure.py"},
-      {"script", MeasurementScript(parsed.request, one, Version(), impl_->catalog.version)}};
+      {"script", MeasurementScript(parsed.request, one, several ? &layout : nullptr, Version(),
+                                   impl_->catalog.version)}};
   return json_io::DumpEnvelope({{"ok", true}, {"result", result}});
 }
 

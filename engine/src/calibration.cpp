@@ -86,18 +86,17 @@ struct Point {
 
 class Calibrator {
  public:
-  Calibrator(const Request& r, const Measurement& m) : r_(r), m_(m) {
-    out_.factors = r.calibration;
+  Calibrator(const Request& r, const Measurement& m)
+      : r_(r), m_(m), base_(r), eff_(DefaultEfficiencies(r.gpu)) {
     // Derived factors are absolute: relative to the uncalibrated model, not to the request's.
-    base_ = r;
     base_.calibration = CalibrationFactors{};
+    out_.factors = r.calibration;
     out_.factors.measured_on = r.gpu.id;
-    eff_ = DefaultEfficiencies(r.gpu);
   }
 
   CalibrationResult Run() {
     const Estimate before = EstimateSetup(r_, false);
-    FitMemory(before);
+    FitMemory();
     FitSlack();
     if (r_.workload.IsTraining()) {
       FitTraining();
@@ -108,7 +107,7 @@ class Calibrator {
     after.calibration = out_.factors;
     const Estimate calibrated = EstimateSetup(after, false);
     Compare(before, calibrated, after);
-    Yardstick(before);
+    Yardstick();
     Diagnose(after, calibrated);
     return std::move(out_);
   }
@@ -138,14 +137,13 @@ class Calibrator {
                               "/calibration/" + factor});
   }
 
-  void FitMemory(const Estimate& before) {
+  void FitMemory() {
     if (m_.peak_allocated_bytes <= 0) return;
     // Uncalibrated parts: weights, gradients, optimizer states and KV cache are exact counts.
     const Estimate plain = EstimateSetup(base_, false);
     const MemoryBreakdown& b = plain.memory.per_gpu;
     const double modelled = b.activations + b.buffers;
     const double exact = b.Allocated() - modelled;
-    (void)before;
     if (modelled < 0.01 * b.Allocated()) {
       NotDerived("memory",
                  "activations and buffers are under 1% of the estimate: the "
@@ -282,7 +280,8 @@ class Calibrator {
 
   void FitServing() {
     if (m_.tpot_ms <= 0 && m_.ttft_ms <= 0) return;
-    Solved bw, cp;
+    Solved bw;
+    Solved cp;
     for (int round = 0; round < 2; ++round) {
       CalibrationFactors f = out_.factors;
       if (m_.tpot_ms > 0) {
@@ -361,6 +360,18 @@ class Calibrator {
           a.Allocated() * (1 + after_slack));
     }
     if (r_.workload.IsTraining()) {
+      // Speed-up over the smallest measured count: seed 000's curve, estimate against measured.
+      if (points_.size() > 1) {
+        const Point base = points_.front();
+        const double est_base = TrainingRate(At(r_, base.gpus));
+        const double cal_base = TrainingRate(At(calibrated, base.gpus));
+        for (size_t i = 1; i < points_.size(); ++i) {
+          const Point& p = points_[i];
+          Add("speedup@" + std::to_string(p.gpus), "/performance/training/scaling_efficiency",
+              TrainingRate(At(r_, p.gpus)) / est_base, p.tokens_per_s / base.tokens_per_s,
+              TrainingRate(At(calibrated, p.gpus)) / cal_base);
+        }
+      }
       for (const Point& p : points_) {
         const bool own = p.gpus == r_.parallel.gpus;
         const double est = own ? before.training.tokens_per_s : TrainingRate(At(r_, p.gpus));
@@ -388,8 +399,7 @@ class Calibrator {
     return -1;
   }
 
-  void Yardstick(const Estimate& before) {
-    (void)before;
+  void Yardstick() {
     auto add = [this](const char* code, double value, double target, bool met,
                       const std::string& text) {
       out_.yardstick.push_back(

@@ -27,14 +27,15 @@ def generate(request):
     return run.stdout
 
 
-def execute(source):
-    """Runs the script on the stand-ins; answers (exit code, stdout+stderr, recorded calls)."""
+def execute(source, **env_vars):
+    """Runs the script on the stand-ins (with `env_vars`, e.g. torchrun's WORLD_SIZE and RANK);
+    answers (exit code, stdout+stderr, recorded calls)."""
     with tempfile.TemporaryDirectory() as tmp:
         path, record = os.path.join(tmp, "gpuplan_measure.py"), os.path.join(tmp, "calls.json")
         with open(path, "w", encoding="utf-8") as f:
             f.write(source)
         compile(source, path, "exec")  # valid Python before anything runs
-        env = dict(os.environ, PYTHONPATH=STANDIN, GPUPLAN_RECORD=record)
+        env = dict(os.environ, PYTHONPATH=STANDIN, GPUPLAN_RECORD=record, **env_vars)
         run = subprocess.run([sys.executable, path], env=env, text=True, capture_output=True,
                              check=False)
         with open(record, encoding="utf-8") as f:
@@ -51,6 +52,11 @@ def only(calls, name):
 
 def count(calls, name, **match):
     return sum(1 for c in calls if c["call"] == name and all(c.get(k) == v for k, v in match.items()))
+
+
+def measurement(out):
+    line = [l for l in out.splitlines() if l.startswith("GPUPLAN_MEASUREMENT ")][-1]
+    return json.loads(line[len("GPUPLAN_MEASUREMENT "):])["measured"]
 
 
 LLAMA_1B = {"model_type": "llama", "vocab_size": 128256, "hidden_size": 2048,
@@ -77,7 +83,8 @@ class MeasurementScript(unittest.TestCase):
         self.assertEqual(only(calls, "randint")["size"], [2, 1024])
         # (3 warm-up + 10 measured) steps x 4 micro-batches = 52 forward passes, all with labels.
         self.assertEqual(count(calls, "forward", shape=[2, 1024], labels=True), 52)
-        self.assertEqual(count(calls, "autocast_enter", dtype="torch.bfloat16", enabled=True), 52)
+        # 52 under autocast, plus the precision check's low-precision pass.
+        self.assertEqual(count(calls, "autocast_enter", dtype="torch.bfloat16", enabled=True), 53)
         self.assertEqual(count(calls, "loss_scaled", divisor=4), 52)
         self.assertEqual(count(calls, "optimizer_step"), 13)
         opt = only(calls, "optimizer")
@@ -91,7 +98,25 @@ class MeasurementScript(unittest.TestCase):
         self.assertEqual(steps_before, WARMUP)
         self.assertIn("peak_allocated_bytes", out)
         self.assertIn("tokens_per_s", out)
-        self.assertIn("GPUPLAN_MEASUREMENT ", out)
+        # Monitoring, one sample per measured step: the stand-in reports 95% utilisation, 30 of
+        # 80 GiB free (62.5% in use), and clocks falling from 1980 to 1500 MHz after 5 samples.
+        self.assertEqual(count(calls, "utilization"), MEASURED)
+        m = measurement(out)
+        self.assertEqual(m["gpu_utilization"], 0.95)
+        self.assertEqual(m["gpu_memory_share"], 0.625)
+        self.assertEqual((m["clock_mhz_min"], m["clock_mhz_max"], m["temperature_c_max"]),
+                         (1500, 1980, 70))
+        self.assertIn("clocks fell from 1980 to 1500 MHz", out)
+        self.assertIn("a larger batch, or a smaller card, would serve", out)  # 62.5% < 85%
+        # The peaks are read before the precision check runs.
+        peak = next(i for i, c in enumerate(calls) if c["call"] == "no_grad_enter")
+        self.assertEqual(count(calls[peak:], "optimizer_step"), 0)
+        # Mixed precision: the check runs the same sequence (1 x 512 tokens) under bf16
+        # autocast and without it, on the fp32 parameters it already has.
+        self.assertEqual(count(calls, "forward", shape=[1, 512], use_cache=False), 2)
+        self.assertEqual(count(calls, "model_float"), 0)
+        self.assertEqual(m["precision_check"], {"logits_relative_error": 1.0,
+                                                "top1_agreement": 1.0})
 
     def test_lora_targets_rank_optimizer_and_no_recompute(self):
         request = {"model": {"preset": "llama-3.2-1b"}, "gpu": "rtx-4090-24gb",
@@ -110,8 +135,12 @@ class MeasurementScript(unittest.TestCase):
         self.assertEqual(count(calls, "gradient_checkpointing_enable"), 0)
         opt = only(calls, "optimizer")
         self.assertEqual((opt["name"], opt["momentum"]), ("SGD", 0.9))
-        # LoRA trains in the base's dtype: autocast is present but off.
-        self.assertEqual(count(calls, "autocast_enter", enabled=False), 13)
+        # LoRA trains in the base's dtype: autocast is present but off (13 steps, plus the
+        # precision check's low-precision pass).
+        self.assertEqual(count(calls, "autocast_enter", enabled=False), 14)
+        # bf16 parameters: the check casts the model to fp32 for its reference pass.
+        self.assertEqual(count(calls, "model_float"), 1)
+        self.assertIn("precision check (bf16 vs fp32", out)
 
     def test_qlora_loads_a_4bit_base_and_pages_the_optimizer(self):
         request = {"model": {"preset": "llama-3.2-1b"}, "gpu": "rtx-4090-24gb",
@@ -129,6 +158,9 @@ class MeasurementScript(unittest.TestCase):
                          {"call": "prepare_model_for_kbit_training",
                           "use_gradient_checkpointing": True})
         self.assertEqual(only(calls, "optimizer")["name"], "PagedAdamW8bit")
+        # A 4-bit base cannot be cast up: no precision check.
+        self.assertEqual(count(calls, "forward", use_cache=False), 0)
+        self.assertNotIn("precision_check", measurement(out))
 
     def test_serving_prefill_then_decode_with_the_cache(self):
         request = {"model": {"preset": "llama-3.2-1b"}, "gpu": "l40s-48gb",
@@ -144,6 +176,8 @@ class MeasurementScript(unittest.TestCase):
         self.assertEqual(count(calls, "inference_mode_enter"), 1)
         for q in ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_p90", "decode_tokens_per_s"):
             self.assertIn(q, out)
+        self.assertEqual(count(calls, "utilization"), MEASURED)
+        self.assertEqual(measurement(out)["gpu_utilization"], 0.95)
 
     def test_a_format_it_cannot_build_is_refused_by_name(self):
         request = {"model": {"preset": "llama-3.2-1b"}, "gpu": "l40s-48gb",
@@ -158,11 +192,64 @@ class MeasurementScript(unittest.TestCase):
                    "workload": {"kind": "pretrain", "seq_len": 2048},
                    "parallel": {"gpus": 8, "zero": 3}}
         source = generate(request)
-        self.assertIn("# The request's layout uses 8 GPUs; this script measures one GPU", source)
+        self.assertIn("# The request's layout uses 8 GPUs; run alone, this script measures one GPU",
+                      source)
         self.assertIn('"layout": {"gpus": 8, "tp": 1, "pp": 1, "cp": 1, "ep": 1, "zero": 3}',
                       source)
-        code, out, _ = execute(source)
+        code, out, calls = execute(source)
         self.assertEqual(code, 0, out)
+        self.assertEqual(count(calls, "init_process_group"), 0)
+        self.assertEqual(measurement(out)["gpus"], 1)
+
+    # Under torchrun the same program measures data parallelism: the speed-up curve's points.
+    def test_torchrun_ddp_exchanges_gradients_once_a_step(self):
+        request = {"model": {"preset": "llama-3.2-1b"}, "gpu": "h100-sxm-80gb",
+                   "workload": {"kind": "full_finetune", "micro_batch": 2, "seq_len": 1024,
+                                "grad_accum": 4},
+                   "parallel": {"gpus": 2, "zero": 0}}
+        code, out, calls = execute(generate(request), WORLD_SIZE="2", RANK="0", LOCAL_RANK="0")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(only(calls, "init_process_group")["backend"], "nccl")
+        self.assertEqual(only(calls, "ddp")["device_ids"], [0])
+        # 4 micro-batches a step: the first 3 skip the gradient all-reduce; 13 steps.
+        self.assertEqual(count(calls, "no_sync"), 3 * 13)
+        self.assertEqual(only(calls, "optimizer")["name"], "AdamW")
+        self.assertEqual(count(calls, "destroy_process_group"), 1)
+        m = measurement(out)
+        self.assertEqual(m["gpus"], 2)
+        self.assertNotIn("precision_check", m)  # replicated weights are not cast in place
+        # Two GPUs is the request's own layout: compared with the engine's estimate of it.
+        self.assertNotIn("no estimate for 2 GPUs", out)
+
+    def test_torchrun_zero3_is_fsdp_per_decoder_layer_and_zero1_shards_the_optimizer(self):
+        base = {"model": {"preset": "llama-3.2-1b"}, "gpu": "h100-sxm-80gb",
+                "workload": {"kind": "pretrain", "seq_len": 1024, "grad_accum": 2}}
+        code, out, calls = execute(generate({**base, "parallel": {"gpus": 8, "zero": 3}}),
+                                   WORLD_SIZE="4", RANK="0", LOCAL_RANK="0")
+        self.assertEqual(code, 0, out)
+        fsdp = only(calls, "fsdp")
+        self.assertEqual((fsdp["layers"], fsdp["use_orig_params"]), (["LlamaDecoderLayer"], True))
+        self.assertEqual(count(calls, "no_sync"), 0)  # FSDP reduce-scatters every micro-batch
+        self.assertIn("no estimate for 4 GPUs here", out)  # 4 of the layout's 8
+        code, out, calls = execute(generate({**base, "parallel": {"gpus": 2, "zero": 1}}),
+                                   WORLD_SIZE="2", RANK="0", LOCAL_RANK="0")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(only(calls, "zero_redundancy_optimizer"),
+                         {"call": "zero_redundancy_optimizer", "optimizer_class": "AdamW",
+                          "lr": 1e-5})
+        self.assertEqual(count(calls, "optimizer"), 0)
+
+    def test_torchrun_other_ranks_are_silent_and_model_parallel_is_refused(self):
+        request = {"model": {"preset": "llama-3.2-1b"}, "gpu": "h100-sxm-80gb",
+                   "workload": {"kind": "lora"}, "parallel": {"gpus": 2}}
+        code, out, _ = execute(generate(request), WORLD_SIZE="2", RANK="1", LOCAL_RANK="1")
+        self.assertEqual(code, 0, out)
+        self.assertNotIn("GPUPLAN_MEASUREMENT", out)
+        request["parallel"] = {"gpus": 2, "tp": 2}
+        code, out, calls = execute(generate(request), WORLD_SIZE="2", RANK="0", LOCAL_RANK="0")
+        self.assertNotEqual(code, 0)
+        self.assertIn("measures data parallelism", out)
+        self.assertEqual(count(calls, "forward"), 0)
 
 
 if __name__ == "__main__":

@@ -63,6 +63,20 @@ test('the measurement script is the same text from both engines', { skip: !nativ
   assert.equal(wasm.result.script, native);
 });
 
+test('calibrate gives the same answer from both engines', { skip: !nativeCli }, async () => {
+  const mod = await enginePromise;
+  const text = JSON.stringify({
+    model: { preset: 'llama-3.2-1b' }, workload: { kind: 'full_finetune', micro_batch: 4, seq_len: 2048 },
+    gpu: 'h100-sxm-80gb', parallel: { gpus: 4, zero: 2 },
+    measured: { peak_allocated_bytes: 40e9, scaling: [{ gpus: 1, tokens_per_s: 50000 },
+      { gpus: 2, tokens_per_s: 75000 }, { gpus: 4, tokens_per_s: 120000 }] },
+  });
+  const wasm = JSON.parse(mod.calibrate(text));
+  assert.equal(wasm.ok, true, JSON.stringify(wasm).slice(0, 300));
+  const native = JSON.parse(execFileSync(nativeCli, ['calibrate', '-'], { input: text }).toString());
+  assert.deepEqual(wasm.result, native);
+});
+
 test('bad input is an error envelope, never a thrown value, even thousands of times', async () => {
   const mod = await enginePromise;
   const deep = '['.repeat(100000);
@@ -72,6 +86,19 @@ test('bad input is an error envelope, never a thrown value, even thousands of ti
       assert.equal(env.ok, false);
       assert.ok(env.errors.length > 0);
     }
+  }
+  // calibrate's own fields, hostile: NaN-like strings, wrong kinds, huge lists.
+  const base = { model: { preset: 'llama-3.2-1b' }, workload: { kind: 'lora' }, gpu: 'l4-24gb' };
+  for (const measured of [null, 'x', {}, { tokens_per_s: 'NaN' }, { tokens_per_s: -1 },
+    { scaling: Array(100).fill({ gpus: 1, tokens_per_s: 1 }) }, { scaling: [{ gpus: 1e9, tokens_per_s: 1 }] },
+    { tpot_ms: 5 }, { peak_allocated_bytes: 1e300 }]) {
+    const env = JSON.parse(mod.calibrate(JSON.stringify({ ...base, measured })));
+    assert.equal(env.ok, false, JSON.stringify(measured));
+  }
+  for (const calibration of [{ compute: 0 }, { memory: 'big' }, { interconnect: 1e9 }, []]) {
+    const env = JSON.parse(mod.estimate(JSON.stringify({ ...base, calibration })));
+    assert.equal(env.ok, false, JSON.stringify(calibration));
+    assert.match(env.errors[0].path, /^\/calibration/);
   }
   // The module still answers after all that.
   const ok = JSON.parse(mod.estimate(JSON.stringify({ model: { preset: 'llama-3.1-8b' },

@@ -498,3 +498,98 @@ test('the detail view downloads the measurement script the CLI writes for that s
   assert.equal(text, run.stdout, 'the page and the CLI wrote different scripts');
   assert.match(text, new RegExp(`"gpu": "${first.gpu}"`));
 }));
+
+function cli(command, text) {
+  const run = spawnSync(nativeCli, [command, '-'], { input: text, encoding: 'utf8' });
+  assert.equal(run.status, 0, `native CLI ${command} failed: ${run.stderr}\n${text}`);
+  return JSON.parse(run.stdout);
+}
+
+// M17/M18: a measurement entered in the detail view is compared by the engine exactly as the
+// CLI compares it; applying its factors re-plans every row as calibrated, the share link and
+// local storage keep them, and the run lands in the record table and its exports.
+test('measure, compare, calibrate: the page agrees with gpuplan calibrate and keeps the factors',
+     { timeout: kTestTimeout }, () => check('n-calibrate', () => page, async () => {
+  await page.goto(url);
+  await page.evaluate(() => localStorage.clear());
+  await page.goto(`${url}#`);
+  await waitReady(page);
+  const first = (await tableRows(page))[0];
+  await page.click(`#results tbody tr[data-gpu="${first.gpu}"] button.detail`);
+  // The estimate's own diagnosis is the CLI's for that recommendation.
+  const planned = cliPlan(await requestText(page)).recommendations[0].estimate.diagnosis;
+  assert.deepEqual(await page.$$eval('#diagnosis > li', (lis) => lis.map((li) => li.dataset.code)),
+    planned.map((d) => d.code));
+  // The script's last line fills the fields: 20 GiB allocated (21474836480 bytes), 22 GiB
+  // reserved, 900 tokens/s.
+  await page.fill('#m_paste', 'step 13 ...\nGPUPLAN_MEASUREMENT {"settings": {}, "measured": ' +
+    '{"peak_allocated_bytes": 21474836480, "peak_reserved_bytes": 23622320128, "tokens_per_s": 900}}');
+  assert.equal(await page.inputValue('#m_alloc_gib'), '20');
+  assert.equal(await page.inputValue('#m_reserved_gib'), '22');
+  assert.equal(await page.inputValue('#m_tokens_per_s'), '900');
+  await page.fill('#m_util_pct', '70');
+  await page.fill('#m_mem_pct', '40');
+  await page.fill('#m_label', 'first <b>run</b>');
+  await page.click('#compare');
+  await page.waitForSelector('#calibration-result:not([hidden])');
+  const sent = await page.evaluate(() => document.body.dataset.calibrateRequest);
+  const want = cli('calibrate', sent);
+  assert.equal(JSON.parse(sent).measured.gpu_utilization, 0.7, sent);
+  const shown = await page.$$eval('#comparison tbody tr', (trs) => trs.map((tr) => ({
+    quantity: tr.dataset.quantity,
+    values: [...tr.querySelectorAll('td')].map((td) => Number(td.dataset.value)),
+  })));
+  assert.deepEqual(shown.map((r) => r.quantity), want.comparisons.map((c) => c.quantity));
+  shown.forEach((row, i) => {
+    const c = want.comparisons[i];
+    assert.deepEqual(row.values, [c.estimated, c.measured, c.error, c.calibrated], row.quantity);
+  });
+  // 40% memory and 70% utilisation miss seed 001's targets; the diagnosis says throughput.
+  assert.equal(await page.locator('#yardstick li[data-met="false"]').count(), 2);
+  assert.equal(await page.locator('#diagnosis-measured > li[data-code="throughput_low"]').count(), 1);
+
+  const seq = await planSeq(page);
+  await page.click('#calibration-apply');
+  await waitPlanned(page, seq);
+  const { text, request, rows } = await readPage(page);
+  assert.deepEqual(request.calibration, want.calibration, text);
+  assertMatchesCli(rows, cliPlan(text), request);
+  assert.equal(await page.locator('#results tbody [data-calibrated="true"]').count(), rows.length);
+  assert.ok(await page.isVisible('#calibration-banner'));
+  assert.match(await page.textContent('#calibration-text'), new RegExp(first.gpu));
+  const stored = await page.evaluate(() => JSON.parse(localStorage.getItem('gpuplan.calibration')));
+  assert.deepEqual(stored, want.calibration);
+
+  // The share link carries the factors to another tab; a plain visit restores them from storage.
+  const link = await page.evaluate(() => location.hash);
+  const other = await context.newPage();
+  try {
+    await other.goto(`${url}${link}`);
+    await waitReady(other);
+    assert.deepEqual(JSON.parse(await requestText(other)).calibration, want.calibration);
+    await other.evaluate(() => localStorage.removeItem('gpuplan.calibration'));
+    await other.goto(`${url}?fresh=1`);
+    await waitReady(other);
+    assert.equal(JSON.parse(await requestText(other)).calibration, undefined, 'no link, no storage: uncalibrated');
+  } finally {
+    await other.close();
+  }
+
+  // The record table holds one row per compared quantity; its exports escape the label.
+  assert.equal(await page.locator('#records tbody tr').count(), want.comparisons.length);
+  await page.selectOption('#records-format', 'csv');
+  await page.click('#records-export');
+  const csv = await page.inputValue('#records-out');
+  assert.equal(csv.split('\n').length, want.comparisons.length + 1, csv);
+  assert.match(csv, /^run,at,label,model,workload,gpu,gpus,quantity,estimated,measured,error_pct/);
+  await page.selectOption('#records-format', 'md');
+  await page.click('#records-export');
+  assert.match(await page.inputValue('#records-out'), /first &lt;b&gt;run&lt;\/b&gt;/);
+
+  const again = await planSeq(page);
+  await page.click('#calibration-clear');
+  await waitPlanned(page, again);
+  assert.equal((await readPage(page)).request.calibration, undefined);
+  assert.equal(await page.locator('#results tbody [data-calibrated="true"]').count(), 0);
+  assert.equal(await page.evaluate(() => localStorage.getItem('gpuplan.calibration')), null);
+}));

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "json/calibration_io.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "gpuplan/api.h"
 #include "json/result_io.h"
 
@@ -113,16 +116,13 @@ Json DiagnosisJson(const std::vector<Diagnosis>& list) {
 Json CalibrationToJson(const ParsedRequest& pr, const CalibrationResult& c,
                        const std::string& catalog_version) {
   Json comparisons = Json::array();
-  for (const Comparison& x : c.comparisons) {
-    comparisons.push_back({{"quantity", x.quantity},
-                           {"estimate_path", x.estimate_path},
-                           {"estimated", x.estimated},
-                           {"measured", x.measured},
-                           {"error", x.error},
-                           {"within_success_line", x.within},
-                           {"calibrated", x.calibrated},
-                           {"calibrated_error", x.calibrated_error}});
-  }
+  std::transform(c.comparisons.begin(), c.comparisons.end(), std::back_inserter(comparisons),
+                 [](const Comparison& x) -> Json {
+                   return {{"quantity", x.quantity},     {"estimate_path", x.estimate_path},
+                           {"estimated", x.estimated},   {"measured", x.measured},
+                           {"error", x.error},           {"within_success_line", x.within},
+                           {"calibrated", x.calibrated}, {"calibrated_error", x.calibrated_error}};
+                 });
   return {{"request_normalized", pr.normalized},   {"defaults_applied", pr.defaults_applied},
           {"catalog_version", catalog_version},    {"engine_version", std::string(Version())},
           {"success_line", kSuccessLine},          {"comparisons", comparisons},

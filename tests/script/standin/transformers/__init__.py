@@ -22,9 +22,16 @@ class _Output:
         self.past_key_values = object()
 
 
+class LlamaDecoderLayer:
+    """What FSDP's wrap policy looks for."""
+
+
 class _Model:
     def __init__(self, config):
         self.config = config
+
+    def modules(self):
+        return [self, LlamaDecoderLayer()]
 
     def to(self, device):
         record("model_to", device=device)
@@ -44,6 +51,10 @@ class _Model:
 
     def eval(self):
         record("eval")
+        return self
+
+    def float(self):
+        record("model_float")
         return self
 
     def save_pretrained(self, path):
