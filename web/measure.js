@@ -59,9 +59,10 @@ export function buildMeasured(values, training) {
   return m;
 }
 
-// The script's last line, "GPUPLAN_MEASUREMENT {json}", as form values. A run on as many GPUs
-// as the setup gives its tokens/s; a run on another count (torchrun with 1, 2, 4...) becomes a
-// point of the speed-up curve, merged into `scaling` (the field's text so far).
+// The script's last line, "GPUPLAN_MEASUREMENT {json}", as form values. Only a run on the
+// setup's own card count measured the setup (memory, rates, latency, monitoring); a training run
+// on another count (torchrun with 1, 2, 4...) is one point of the speed-up curve, merged into
+// `scaling` (the field's text so far), and nothing else.
 export function valuesFromScriptLine(text, setupGpus = 1, scaling = '') {
   const at = String(text ?? '').lastIndexOf('GPUPLAN_MEASUREMENT ');
   if (at < 0) throw new InputError('paste', 'holds no GPUPLAN_MEASUREMENT line (the script prints it last)');
@@ -74,17 +75,21 @@ export function valuesFromScriptLine(text, setupGpus = 1, scaling = '') {
   const m = parsed?.measured ?? {};
   const out = {};
   const put = (key, v, scale = 1) => { if (Number.isFinite(v)) out[key] = String(+(v * scale).toPrecision(6)); };
-  put('alloc_gib', m.peak_allocated_bytes, 1 / GiB);
-  put('reserved_gib', m.peak_reserved_bytes, 1 / GiB);
   const gpus = Number.isInteger(m.gpus) && m.gpus > 0 ? m.gpus : 1;
-  if (gpus === setupGpus) {
-    put('tokens_per_s', m.tokens_per_s);
-  } else if (Number.isFinite(m.tokens_per_s)) {
+  if (gpus !== setupGpus) {
+    if (!Number.isFinite(m.tokens_per_s) || Number.isFinite(m.tpot_ms)) {
+      throw new InputError('paste', `this run used ${gpus} GPU(s) and the setup ${setupGpus}: ` +
+        'only a run of the same layout compares (serving: one replica of the same size)');
+    }
     const points = parseScaling(scaling).filter((p) => p.gpus !== gpus);
     points.push({ gpus, tokens_per_s: +m.tokens_per_s.toPrecision(6) });
     points.sort((a, b) => a.gpus - b.gpus);
     out.scaling = points.map((p) => `${p.gpus}: ${p.tokens_per_s}`).join(', ');
+    return out;
   }
+  put('alloc_gib', m.peak_allocated_bytes, 1 / GiB);
+  put('reserved_gib', m.peak_reserved_bytes, 1 / GiB);
+  put('tokens_per_s', m.tokens_per_s);
   put('ttft_ms', m.ttft_ms);
   put('tpot_ms', m.tpot_ms);
   put('util_pct', m.gpu_utilization, 100);

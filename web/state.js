@@ -104,6 +104,11 @@ function validState(raw) {
       if (raw[k] !== undefined && raw[k] !== null) s[k] = String(raw[k]);
     }
   }
+  // A calibration factor has no field to correct it in: one that is not a positive number is
+  // dropped here rather than blocking every plan.
+  for (const [key, name] of Object.entries(kCalibrationKeys)) {
+    if (name !== 'measured_on' && s[key] !== '' && !(Number(s[key]) > 0)) s[key] = '';
+  }
   return s;
 }
 

@@ -183,7 +183,8 @@ void ExplainMemory(const Request& r, const ParamCounts& c, Estimate* e) {
       {{"reserve_bytes", get("runtime.reserve")},
        {"communicator_bytes", get("runtime.communicators")},
        {"allocator_slack_bytes", get("runtime.allocator_slack")},
-       {"allocator_slack", r.runtime.allocator_slack}},
+       {"allocator_slack", r.calibration.allocator_slack >= 0 ? r.calibration.allocator_slack
+                                                              : r.runtime.allocator_slack}},
       {"runtime is what torch.cuda.max_memory_allocated() does not see"}};
   x["/memory/total_bytes"] = {"sum of the seven per-GPU parts", {}, {}};
   x["/memory/total_with_headroom_bytes"] = {

@@ -239,6 +239,14 @@ def wrap(torch, s, model, zero):
             sys.exit("FSDP over a 4/8-bit base is not measured here: run it on one GPU")
         import functools
         from torch.distributed.fsdp import FullyShardedDataParallel
+        if s["kind"] in ("lora", "qlora"):
+            # FSDP flattens each layer's tensors into one, of one dtype: peft's fp32 adapters
+            # join the base's dtype (the engine counts them in fp32: a small difference).
+            compute = getattr(torch, FLOAT[s["weights"]])
+            for p in model.parameters():
+                if p.requires_grad:
+                    p.data = p.data.to(compute)
+            print("note: under FSDP the LoRA adapters are kept in the base's dtype")
         from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
         layers = {type(m) for m in model.modules() if type(m).__name__.endswith("DecoderLayer")}
         policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls=layers)
@@ -407,6 +415,11 @@ def report(torch, s, built_params, measured, check):
     world = measured["gpus"]
     # The estimate of what ran: one GPU, or the request's own layout when torchrun matched it.
     estimate = ESTIMATE if world == 1 else (ESTIMATE_LAYOUT if world == s["layout"]["gpus"] else {})
+    if world > 1 and s["layout"]["zero"] == 2 and estimate:
+        # Plain PyTorch measured ZeRO-1 memory: comparing it with ZeRO-2's estimate misleads.
+        estimate = {k: v for k, v in estimate.items() if not k.startswith("peak_")}
+        print("note: ZeRO-2 ran as ZeRO-1 (no gradient sharding in plain PyTorch): memory is "
+              "not compared")
     print(f"gpu: {torch.cuda.get_device_name(0)}  torch {torch.__version__}")
     print(f"model: {s['model']}  built {built_params:,} parameters, engine {ESTIMATE['params_total']:,}"
           f"  on {world} GPU(s)")
@@ -467,9 +480,15 @@ def main():
         measured, ids = train(torch, s, model, compute, mixed, rank, world)
     else:
         measured, ids = serve(torch, s, model)
-    # The peaks of the measured steps, before the precision check allocates anything more.
-    measured["peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
-    measured["peak_reserved_bytes"] = torch.cuda.max_memory_reserved()
+    # The peaks of the measured steps, before the precision check allocates anything more; over
+    # several GPUs, the most loaded one's.
+    peaks = [torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()]
+    if world > 1:
+        import torch.distributed as dist
+        most = torch.tensor(peaks, dtype=torch.float64, device="cuda")
+        dist.all_reduce(most, op=dist.ReduceOp.MAX)
+        peaks = [int(v) for v in most.tolist()]
+    measured["peak_allocated_bytes"], measured["peak_reserved_bytes"] = peaks
     if rank == 0:
         # Sharded or replicated weights are not cast up in place: the check runs on one GPU.
         check = precision_check(torch, s, model, ids, compute, mixed) if world == 1 else None

@@ -218,6 +218,9 @@ class MeasurementScript(unittest.TestCase):
         m = measurement(out)
         self.assertEqual(m["gpus"], 2)
         self.assertNotIn("precision_check", m)  # replicated weights are not cast in place
+        # The most loaded GPU's peak: the stand-in's other rank is 1 GiB above rank 0's 10 GiB.
+        self.assertEqual(only(calls, "all_reduce")["op"], "max")
+        self.assertEqual(m["peak_allocated_bytes"], 11 * 2**30)
         # Two GPUs is the request's own layout: compared with the engine's estimate of it.
         self.assertNotIn("no estimate for 2 GPUs", out)
 
@@ -238,6 +241,23 @@ class MeasurementScript(unittest.TestCase):
                          {"call": "zero_redundancy_optimizer", "optimizer_class": "AdamW",
                           "lr": 1e-5})
         self.assertEqual(count(calls, "optimizer"), 0)
+        self.assertEqual(count(calls, "fsdp"), 0)
+
+    def test_torchrun_zero2_and_lora_under_fsdp_say_what_they_measure(self):
+        base = {"model": {"preset": "llama-3.2-1b"}, "gpu": "h100-sxm-80gb",
+                "workload": {"kind": "full_finetune", "seq_len": 1024}}
+        code, out, _ = execute(generate({**base, "parallel": {"gpus": 2, "zero": 2}}),
+                               WORLD_SIZE="2", RANK="0", LOCAL_RANK="0")
+        self.assertEqual(code, 0, out)
+        self.assertIn("ZeRO-2 ran as ZeRO-1", out)
+        self.assertNotRegex(out, r"peak_allocated_bytes +\S+ +\S+ +[+-]")  # no estimate column
+        lora = {**base, "workload": {"kind": "lora", "seq_len": 1024},
+                "parallel": {"gpus": 2, "zero": 3}}
+        code, out, calls = execute(generate(lora), WORLD_SIZE="2", RANK="0", LOCAL_RANK="0")
+        self.assertEqual(code, 0, out)
+        # FSDP needs one dtype per layer: the trainable (adapter) tensors join bf16.
+        self.assertGreater(count(calls, "param_to", dtype="torch.bfloat16"), 0)
+        self.assertIn("LoRA adapters are kept in the base's dtype", out)
 
     def test_torchrun_other_ranks_are_silent_and_model_parallel_is_refused(self):
         request = {"model": {"preset": "llama-3.2-1b"}, "gpu": "h100-sxm-80gb",

@@ -32,9 +32,12 @@ test('the script line fills the form; other card counts join the speed-up curve'
   // 10737418240 bytes = 10 GiB; utilisation 0.95 -> 95%.
   assert.deepEqual(valuesFromScriptLine(line({ gpus: 1, tokens_per_s: 1234.5, peak_allocated_bytes: 10737418240,
     gpu_utilization: 0.95 }), 1), { alloc_gib: '10', tokens_per_s: '1234.5', util_pct: '95' });
-  // A 2-GPU run for a 1-GPU setup: a curve point, merged with what the field holds, sorted.
-  assert.deepEqual(valuesFromScriptLine(line({ gpus: 2, tokens_per_s: 2000 }), 1, '4: 3500, 2: 1900'),
-    { scaling: '2: 2000, 4: 3500' });
+  // A 2-GPU run for a 1-GPU setup: a curve point, merged with what the field holds, sorted;
+  // its memory is another layout's and stays out.
+  assert.deepEqual(valuesFromScriptLine(line({ gpus: 2, tokens_per_s: 2000, peak_allocated_bytes: 1 }), 1,
+    '4: 3500, 2: 1900'), { scaling: '2: 2000, 4: 3500' });
+  // A one-GPU serving run of a two-GPU replica measured something else.
+  assert.throws(() => valuesFromScriptLine(line({ gpus: 1, tpot_ms: 9, ttft_ms: 50 }), 2), (e) => e.field === 'paste');
   assert.throws(() => valuesFromScriptLine('no marker here'), (e) => e.field === 'paste');
   assert.throws(() => valuesFromScriptLine('GPUPLAN_MEASUREMENT {oops'), (e) => e.field === 'paste');
 });
@@ -50,6 +53,10 @@ test('calibration factors round-trip through the state, the request and the shar
   // No allocator slack measured: the key stays out of the request.
   assert.deepEqual(calibrationOf({ ...kDefaults, ...calibrationState({ compute: 0.5 }) }), { compute: 0.5 });
   assert.throws(() => buildRequest({ ...kDefaults, cal_compute: 'x' }), (e) => e.field === 'cal_compute');
+  // An edited link's bad factor has no field to fix it in: it is dropped, the good ones stay.
+  const edited = decodeShare(`#${encodeShare({ ...state, cal_compute: 'x', cal_memory: '-2' }, 'v1')}`).state;
+  assert.deepEqual(calibrationOf(edited), { bandwidth: 1, interconnect: 0.5, allocator_slack: 0.1,
+    measured_on: 'h100-sxm-80gb' });
 });
 
 test('one record row per compared quantity', () => {

@@ -65,11 +65,14 @@ struct Comparison {
 
 /// One remedy of a diagnosis, in the seeds' order (cheapest first).
 struct Remedy {
+  struct Change {
+    std::string path;   ///< JSON pointer of the request field
+    std::string value;  ///< its new value as JSON text
+  };
   std::string code;
   std::string message;
-  std::string path;   ///< request field it changes, when it is one change
-  std::string value;  ///< the new value as JSON text, when it is one change
-  int fits = -1;      ///< 1 / 0: whether the setup then fits (memory remedies); -1 = not known
+  std::vector<Change> changes;  ///< every field it changes; empty for advice
+  int fits = -1;  ///< 1 / 0: whether the setup then fits (memory remedies); -1 = not known
 };
 
 /// One of seed 000's three mismatches (section 4), with the evidence and the remedies.

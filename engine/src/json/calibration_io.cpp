@@ -83,10 +83,10 @@ Json FactorsJson(const CalibrationFactors& f) {
   Json out = {{"compute", f.compute},
               {"bandwidth", f.bandwidth},
               {"memory", f.memory},
-              {"interconnect", f.interconnect},
-              {"measured_on", f.measured_on}};
-  // Absent rather than null when not measured, so the object feeds back as a request field.
+              {"interconnect", f.interconnect}};
+  // Absent rather than null or "" when not known, so the object feeds back as a request field.
   if (f.allocator_slack >= 0) out["allocator_slack"] = f.allocator_slack;
+  if (!f.measured_on.empty()) out["measured_on"] = f.measured_on;
   return out;
 }
 
@@ -98,8 +98,13 @@ Json DiagnosisJson(const std::vector<Diagnosis>& list) {
     Json remedies = Json::array();
     for (const Remedy& r : d.remedies) {
       Json one = {{"code", r.code}, {"message", r.message}};
-      if (!r.path.empty()) {
-        one["change"] = {{"path", r.path}, {"value", Json::parse(r.value, nullptr, false)}};
+      if (!r.changes.empty()) {
+        Json changes = Json::array();
+        std::transform(r.changes.begin(), r.changes.end(), std::back_inserter(changes),
+                       [](const Remedy::Change& c) -> Json {
+                         return {{"path", c.path}, {"value", Json::parse(c.value, nullptr, false)}};
+                       });
+        one["changes"] = changes;
       }
       if (r.fits >= 0) one["fits"] = r.fits == 1;
       remedies.push_back(std::move(one));

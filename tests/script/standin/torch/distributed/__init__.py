@@ -13,5 +13,15 @@ def get_rank():
     return int(os.environ.get("RANK", "0"))
 
 
+class ReduceOp:
+    MAX = "max"
+
+
+def all_reduce(tensor, op=None):
+    # Another rank peaked 1 GiB higher: the script must report the most loaded GPU's peak.
+    record("all_reduce", op=op)
+    tensor.values = [v + 2**30 for v in tensor.values]
+
+
 def destroy_process_group():
     record("destroy_process_group")
