@@ -1,10 +1,13 @@
 // Serves a built site folder on localhost with the headers netlify.toml sets in production
-// (wasm MIME type, CSP, framing allowed), so local runs and browser tests see what users see.
+// (read from netlify.toml itself: wasm MIME type, CSP, framing, caching), so local runs and
+// browser tests see what users see.
 // Usage: node scripts/serve.mjs [DIR=build/site] [--port N]   (import: serve(dir, {port}))
 import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'smol-toml';
 
 const kTypes = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
@@ -12,16 +15,19 @@ const kTypes = {
   '.svg': 'image/svg+xml', '.png': 'image/png', '.txt': 'text/plain; charset=utf-8',
 };
 
-// The same policy as netlify.toml: the page needs only itself, blob-free workers, wasm, and
-// (for a custom catalog by URL) any https origin the user names.
-export const kSecurityHeaders = {
-  'Content-Security-Policy':
-    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; " +
-    "style-src 'self'; img-src 'self' data:; connect-src 'self' https:; " +
-    "frame-ancestors *; base-uri 'none'; form-action 'none'; object-src 'none'",
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-};
+// netlify.toml's [[headers]] rules, in order: a path matching `for` (Netlify's splat '*')
+// gets its values, a later rule's value replacing an earlier one's.
+const kNetlify = parse(readFileSync(new URL('../netlify.toml', import.meta.url), 'utf8'));
+export const kHeaderRules = (kNetlify.headers ?? []).map((rule) => ({
+  pattern: new RegExp(`^${rule.for.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`),
+  values: rule.values ?? {},
+}));
+
+export function headersFor(path) {
+  const out = {};
+  for (const rule of kHeaderRules) if (rule.pattern.test(path)) Object.assign(out, rule.values);
+  return out;
+}
 
 export function serve(dir, { port = 0, host = '127.0.0.1' } = {}) {
   const root = resolve(dir);
@@ -34,9 +40,9 @@ export function serve(dir, { port = 0, host = '127.0.0.1' } = {}) {
       const body = await readFile(file);
       res.writeHead(200, {
         'Content-Type': kTypes[extname(file)] ?? 'application/octet-stream',
-        // As netlify.toml: the content-hashed engine folder is immutable, the rest revalidates.
-        'Cache-Control': path.startsWith('/engine/') ? 'public, max-age=31536000, immutable' : 'no-cache',
-        ...kSecurityHeaders,
+        // Netlify's default for files without a rule: revalidate every time.
+        'Cache-Control': 'no-cache',
+        ...headersFor(path),
       });
       res.end(body);
     } catch {

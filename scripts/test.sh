@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test: format check, the accuracy report from the release CLI, the WebAssembly build
 # checked against that CLI (and against the committed web/engine/), the page in headless
-# Chromium with its budgets, then the sanitised debug build (ASan + UBSan) and its CTest suite
-# (unit, reference, CLI contract), whose summary ends the output.
+# Chromium with its budgets, the libFuzzer targets for a minute each (GPUPLAN_FUZZ_SECONDS), then
+# the sanitised debug build (ASan + UBSan) and its CTest suite (unit, reference, CLI contract,
+# script, fuzz replays), whose summary ends the output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
@@ -32,9 +33,12 @@ done
 
 echo "== the page in headless Chromium (screenshots: build/test-output/web)"
 scripts/build-site.sh --prebuilt build/site
-GPUPLAN_NATIVE_CLI="$PWD/build/native-release/bin/gpuplan" node --test tests/web/state.test.mjs tests/web/export.test.mjs tests/web/measure.test.mjs \
+GPUPLAN_NATIVE_CLI="$PWD/build/native-release/bin/gpuplan" node --test tests/web/state.test.mjs tests/web/export.test.mjs tests/web/measure.test.mjs tests/web/golden.test.mjs \
   tests/web/browser.test.mjs
 node tests/web/budget.mjs build/site
+
+echo "== libFuzzer (clang, ASan + UBSan): each target for ${GPUPLAN_FUZZ_SECONDS:-60} s"
+scripts/fuzz.sh "${GPUPLAN_FUZZ_SECONDS:-60}"
 
 echo "== native-debug (ASan + UBSan): every test"
 cmake --preset native-debug >/dev/null

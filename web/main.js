@@ -13,8 +13,10 @@ const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'modu
 
 let state = { ...kDefaults };
 let catalogVersion = '';
+let engineVersion = '';
 const customParts = {};  // part ('gpus' | 'models') -> the file or URL it came from
 let sharedVersion = null;
+let sharedEngine = null;
 let shareError = null;   // a bad share link stays reported until the user edits the form
 let seq = 0;             // drawn results so far (body[data-plan-seq])
 let gen = 0;             // form states so far; only the newest one's plan is drawn
@@ -120,7 +122,7 @@ function schedule() {
   showRelevant();
   const preset = !state.hf.trim() && !state.layers.trim();
   $('#model-name').textContent = preset ? (modelNames.get(state.model) ?? '') : '';
-  history.replaceState(null, '', `${location.pathname}${location.search}#${encodeShare(state, catalogVersion)}`);
+  history.replaceState(null, '', `${location.pathname}${location.search}#${encodeShare(state, catalogVersion, engineVersion)}`);
   gen += 1;
   let request;
   try {
@@ -254,7 +256,8 @@ worker.onmessage = ({ data }) => {
 
 // The worker keeps the catalog it had when a custom part is invalid, so the labels here change
 // only on success.
-function onCatalog({ envelope, part, source }) {
+function onCatalog({ envelope, part, source, engine }) {
+  if (engine) engineVersion = engine;
   const box = $('#catalog-errors');
   if (!envelope.ok) {
     box.replaceChildren(el('p', { text: `${source}:` }),
@@ -275,10 +278,19 @@ function onCatalog({ envelope, part, source }) {
   schedule();
 }
 
+// A link made with another catalog or engine version may show other numbers: say so (the
+// link's migration notice; tests/web/golden-links.json pins what a version must reproduce).
 function noteSharedVersion() {
   const note = $('#share-notice');
-  note.hidden = !sharedVersion || sharedVersion === catalogVersion;
-  if (!note.hidden) note.textContent = t('share_other_catalog', sharedVersion, catalogVersion);
+  const lines = [];
+  if (sharedVersion && sharedVersion !== catalogVersion) {
+    lines.push(t('share_other_catalog', sharedVersion, catalogVersion));
+  }
+  if (sharedEngine && engineVersion && sharedEngine !== engineVersion) {
+    lines.push(t('share_other_engine', sharedEngine, engineVersion));
+  }
+  note.hidden = lines.length === 0;
+  note.textContent = lines.join(' ');
 }
 
 function catalogFailed(source, message) {
@@ -308,7 +320,7 @@ function postHeight() {
 function shareUrl(embedMode) {
   const url = new URL(location.href);
   if (embedMode) url.searchParams.set('embed', '1'); else url.searchParams.delete('embed');
-  url.hash = encodeShare(state, catalogVersion);
+  url.hash = encodeShare(state, catalogVersion, engineVersion);
   return url.toString();
 }
 
@@ -327,6 +339,7 @@ function applyShare() {
       const shared = decodeShare(location.hash);
       state = shared.state;
       sharedVersion = shared.catalogVersion;
+      sharedEngine = shared.engineVersion;
       shareError = null;
     } catch (err) {
       state = { ...kDefaults };

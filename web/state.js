@@ -96,9 +96,10 @@ function parseConfig(text) {
   return v;
 }
 
-// Form values are strings; a decoded state holds only known fields, as text.
-function validState(raw) {
-  const s = Object.fromEntries(Object.entries(kDefaults).map(([k, v]) => [k, String(v)]));
+// Form values are strings; a decoded state holds only known fields, as text. A field the link
+// leaves out takes the default of the link's own format.
+function validState(raw, defaults = kDefaults) {
+  const s = Object.fromEntries(Object.entries(kDefaults).map(([k, v]) => [k, String(defaults[k] ?? v)]));
   if (raw && typeof raw === 'object') {
     for (const k of Object.keys(kDefaults)) {
       if (raw[k] !== undefined && raw[k] !== null) s[k] = String(raw[k]);
@@ -113,8 +114,23 @@ function validState(raw) {
 }
 
 // Share links: '#1.' + base64url(JSON of the fields that differ from the defaults, plus the
-// catalog version 'cv'). The leading 1 is the format version.
+// catalog version 'cv' and the engine version 'ev'). The leading 1 is the format version.
+// A link stores only what differs from the defaults, so the defaults it was made against are
+// part of its format: each format's are frozen here, and changing kDefaults means a new format
+// whose decoder reads the old links with their own defaults (tests/web/golden-links.json and
+// state.test.mjs hold the page to that).
 const kFormat = '1';
+const kFormatDefaults = Object.freeze({
+  1: Object.freeze({
+    kind: 'lora', model: 'llama-3.1-8b', hf: '', seq_len: 4096, prompt_tokens: 1024,
+    output_tokens: 256, weights: 'bf16', tokens: '1e8', deadline_h: '', concurrency: 16,
+    ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
+    objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
+    vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '',
+    cal_slack: '', cal_on: '',
+  }),
+});
+export const kCurrentFormatDefaults = kFormatDefaults[kFormat];
 
 function toBase64Url(text) {
   const bytes = new TextEncoder().encode(text);
@@ -128,8 +144,9 @@ function fromBase64Url(code) {
   return new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
 }
 
-export function encodeShare(state, catalogVersion) {
+export function encodeShare(state, catalogVersion, engineVersion) {
   const diff = { cv: catalogVersion };
+  if (engineVersion) diff.ev = engineVersion;
   for (const [k, v] of Object.entries(state)) {
     if (String(v) !== String(kDefaults[k])) diff[k] = kNumbers.includes(k) ? String(v) : v;
   }
@@ -140,7 +157,7 @@ export function encodeShare(state, catalogVersion) {
 export function decodeShare(hash) {
   const code = hash.replace(/^#/, '');
   const dot = code.indexOf('.');
-  if (dot < 0 || code.slice(0, dot) !== kFormat) {
+  if (dot < 0 || !Object.hasOwn(kFormatDefaults, code.slice(0, dot))) {
     throw new Error(`unknown share-link format "${code.slice(0, 8)}"`);
   }
   let raw;
@@ -152,5 +169,9 @@ export function decodeShare(hash) {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new Error('the share link holds no form state');
   }
-  return { state: validState(raw), catalogVersion: typeof raw.cv === 'string' ? raw.cv : null };
+  return {
+    state: validState(raw, kFormatDefaults[code.slice(0, dot)]),
+    catalogVersion: typeof raw.cv === 'string' ? raw.cv : null,
+    engineVersion: typeof raw.ev === 'string' ? raw.ev : null,
+  };
 }

@@ -4,7 +4,7 @@
 //   in  {type:'plan', seq, request}              request is the JSON text sent to the engine
 //   in  {type:'script', request}                 the measurement script for one setup
 //   in  {type:'calibrate', request}              a measured run against its estimate
-//   out {type:'catalog', envelope, part, source} out {type:'plan', seq, text, ms}
+//   out {type:'catalog', envelope, part, source, engine}  out {type:'plan', seq, text, ms}
 //   out {type:'script', text}                    out {type:'calibrate', text}
 import createGpuplan from './engine/gpuplan.mjs';
 
@@ -41,7 +41,8 @@ self.onmessage = async ({ data }) => {
     const first = await ready;
     if (data.type === 'catalog') {
       const envelope = data.part ? loadCustom(data.part, data.text) : first;
-      self.postMessage({ type: 'catalog', envelope, part: data.part, source: data.source });
+      self.postMessage({ type: 'catalog', envelope, part: data.part, source: data.source,
+                         engine: engine.version() });
     } else if (data.type === 'script') {
       self.postMessage({ type: 'script', text: engine.script(data.request) });
     } else if (data.type === 'calibrate') {

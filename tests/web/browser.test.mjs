@@ -593,3 +593,118 @@ test('measure, compare, calibrate: the page agrees with gpuplan calibrate and ke
   assert.equal(await page.locator('#results tbody [data-calibrated="true"]').count(), 0);
   assert.equal(await page.evaluate(() => localStorage.getItem('gpuplan.calibration')), null);
 }));
+
+// Issue #7: links that never rot. Saved links rebuild their saved request and rows; a link from
+// another engine version says so.
+test('golden share links reproduce their request and numbers', { timeout: kTestTimeout }, () =>
+  check('o-golden-links', () => page, async () => {
+  const golden = JSON.parse(await readFile('tests/web/golden-links.json', 'utf8'));
+  for (const link of golden.links.filter((l) => /serving|calibrated/.test(l.name))) {
+    await page.goto(`${url}${link.hash}`);
+    await waitReady(page);
+    assert.deepEqual(JSON.parse(await requestText(page)), link.request, link.name);
+    const rows = (await tableRows(page)).slice(0, link.rows.length);
+    assert.deepEqual(rows.map((r) => [r.gpu, Number(r.count), Number(r.bytes)]),
+      link.rows.map((r) => [r.gpu, r.count, r.total_bytes]), link.name);
+    rows.forEach((r, i) => {
+      const want = link.rows[i].time_s ?? link.rows[i].decode_tokens_per_s_total;
+      const got = Number(r.seconds ?? r.throughput);
+      assert.ok(Math.abs(got - want) <= 1e-9 * want, `${link.name} row ${i}: ${got} vs ${want}`);
+    });
+    assert.ok(await page.isHidden('#share-notice'), `${link.name}: a notice for a same-version link`);
+  }
+  // The same link from an older engine: the page plans it and says the numbers may differ.
+  const { hash } = golden.links[0];
+  const raw = JSON.parse(Buffer.from(hash.slice(3).replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString());
+  const older = `#1.${Buffer.from(JSON.stringify({ ...raw, ev: '0.0.1' })).toString('base64url')}`;
+  await page.goto(`${url}?older=1${older}`);
+  await waitReady(page);
+  assert.deepEqual(JSON.parse(await requestText(page)), golden.links[0].request);
+  assert.match(await page.textContent('#share-notice'), /0\.0\.1/);
+}));
+
+// Issue #7: hostile catalogs and URL state are shown as text, named as errors, and never stop
+// the page; the CSP of netlify.toml is what the page is served with, and the browser enforces it.
+test('hostile catalog names and URL state stay text; the page keeps working', { timeout: kTestTimeout }, () =>
+  check('p-hostile', () => page, async () => {
+  await page.goto(url);
+  await waitReady(page);
+  const bundled = JSON.parse(await readFile('catalog/gpus.json', 'utf8'));
+  const evil = '<img src=x onerror="window.__pwned=1">';
+  const hostile = { ...bundled, catalog_version: '<script>window.__pwned=1</script>',
+    gpus: bundled.gpus.map((g, i) => (i === 0 ? { ...g, name: `${evil} ${g.name}` }
+      : i === 1 ? { ...g, name: `${'\u202e'.repeat(3)}${'W'.repeat(180)}` } : g)) };
+  let seq = await planSeq(page);
+  await page.setInputFiles('#catalog-file', { name: `${evil}.json`, mimeType: 'application/json',
+                                              buffer: Buffer.from(JSON.stringify(hostile)) });
+  await page.waitForFunction(() => document.querySelector('#catalog-version').textContent.includes('onerror')
+    || document.querySelector('#catalog-errors').textContent.trim(), null, { polling: 50 });
+  // The engine accepts any text as a name (gpuplan catalog --catalog does too): it is data.
+  assert.ok((await page.textContent('#catalog-version')).includes(evil),
+    `the hostile catalog was refused: ${await page.textContent('#catalog-errors')}`);
+  seq = await waitPlanned(page, seq);
+  const bodyText = await page.textContent('body');
+  assert.ok(bodyText.includes('<script>window.__pwned=1</script>'), 'the catalog version is not shown as text');
+  // Nothing became markup: no element the page never makes, no handler ran.
+  assert.equal(await page.locator('main img, main script, main iframe').count(), 0);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+
+  const b64 = (text) => Buffer.from(text).toString('base64url');
+  const hostileHashes = [
+    ['#1.%%%', /damaged|format/],
+    [`#1.${'A'.repeat(200000)}`, /damaged|holds no form state/],
+    [`#1.${Buffer.from([0xff, 0xfe, 0x7b]).toString('base64url')}`, /damaged/],
+    [`#7.${b64('{}')}`, /unknown share-link format/],
+    [`#1.${b64(JSON.stringify({ model: evil, hf: '</textarea><script>window.__pwned=1</script>' }))}`, /hf_config|model/],
+    [`#1.${b64(JSON.stringify({ kind: '<svg onload=window.__pwned=1>', seq_len: '1e400' }))}`, /kind|seq_len/],
+  ];
+  for (const [hash, expected] of hostileHashes) {
+    await page.goto(`${url}?h=${hostileHashes.findIndex(([h]) => h === hash)}${hash}`);
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.status), null,
+                               { polling: 50, timeout: 30_000 });
+    await page.waitForTimeout(200);
+    const errors = await page.textContent('#errors');
+    assert.match(errors, expected, `${hash.slice(0, 40)}: ${errors.slice(0, 200)}`);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined, hash.slice(0, 40));
+    assert.equal(await page.locator('main img, main script, main svg').count(), 0, hash.slice(0, 40));
+  }
+  // Still a working planner: a valid edit plans again.
+  await page.goto(url);
+  await waitReady(page);
+  seq = await planSeq(page);
+  await setField(page, kSeqLen, '2048');
+  await waitPlanned(page, seq);
+  await assertPageMatchesCli(page);
+}));
+
+test('the page is served with netlify.toml\'s CSP, and the browser enforces it', { timeout: kTestTimeout }, () =>
+  check('q-csp', () => page, async () => {
+  const { parse } = await import('smol-toml');
+  const netlify = parse(await readFile('netlify.toml', 'utf8'));
+  const csp = netlify.headers.find((h) => h.for === '/*').values['Content-Security-Policy'];
+  const response = await page.goto(url);
+  assert.equal(response.headers()['content-security-policy'], csp);
+  await waitReady(page);
+  const outcome = await page.evaluate(async () => {
+    const violations = [];
+    document.addEventListener('securitypolicyviolation', (e) => violations.push(e.violatedDirective));
+    const s = document.createElement('script');
+    s.textContent = 'window.__inline = 1';
+    document.body.append(s);
+    // Later, in a task of the page's own (code run by the test driver itself is exempt).
+    const evalBlocked = await new Promise((ok) => setTimeout(() => {
+      try { (0, eval)('1'); ok(false); } catch { ok(true); }
+    }, 0));
+    const styled = document.createElement('div');
+    styled.setAttribute('style', 'color: rgb(1, 2, 3)');
+    document.body.append(styled);
+    await new Promise((ok) => setTimeout(ok, 100));
+    return { inline: window.__inline, evalBlocked, violations, color: getComputedStyle(styled).color };
+  });
+  assert.equal(outcome.inline, undefined, 'an inline script ran');
+  assert.ok(outcome.evalBlocked, 'eval ran');
+  assert.notEqual(outcome.color, 'rgb(1, 2, 3)', 'an inline style applied');
+  assert.ok(outcome.violations.some((d) => d.startsWith('script-src')), JSON.stringify(outcome.violations));
+  // The CSP reports violations to the console by design: they are this test's evidence.
+  problems.length = 0;
+}));

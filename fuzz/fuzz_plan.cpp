@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+// Any bytes as a request to plan: the whole search, over the shipped catalog.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "fuzz_common.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view request(reinterpret_cast<const char*>(data), size);
+  gpuplan::fuzz::CheckEnvelope(gpuplan::fuzz::Shipped().Plan(request));
+  return 0;
+}
