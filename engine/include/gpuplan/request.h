@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,8 @@ struct Constraints {
   double deadline_s = 0;
   double ttft_ms = 0;
   double tpot_ms = 0;
-  bool quantize = false;  ///< plan may try lighter weight formats for serving
+  bool quantize = false;                 ///< plan may try lighter weight formats for serving
+  std::map<std::string, double> wait_s;  ///< expected queue per card id (wait or switch, M25)
 };
 
 /// One validated request with every default filled in.

@@ -478,6 +478,26 @@ void ReadConstraints(const Json* v, const LoadedCatalog& cat, const ReadContext&
   c.ttft_ms = r.Number("ttft_ms", 0.001, 1e8).value_or(0);
   c.tpot_ms = r.Number("tpot_ms", 0.001, 1e8).value_or(0);
   c.quantize = r.Bool("quantize").value_or(false);
+  if (const Json* waits = r.Raw("wait_s")) {
+    if (!waits->is_object() || waits->size() > 4096) {
+      ctx.Error("wrong_type", "/constraints/wait_s",
+                "must be an object of card id -> expected wait in seconds");
+    } else {
+      Json& normalized = norm["wait_s"] = Json::object();
+      for (const auto& [id, value] : waits->items()) {
+        const std::string path = "/constraints/wait_s/" + PointerToken(id);
+        if (cat.FindGpu(id) == nullptr) {
+          ctx.Error("unknown_gpu", path, "is not a card in catalog " + cat.version);
+        } else if (!value.is_number() || !(value.get<double>() >= 0) || value.get<double>() > 1e9) {
+          ctx.Error("out_of_range", path,
+                    "must be a wait in seconds from 0 to 1e9, got " + Show(value));
+        } else {
+          c.wait_s[id] = value.get<double>();
+          normalized[id] = value;
+        }
+      }
+    }
+  }
   r.RejectUnknown();
 }
 

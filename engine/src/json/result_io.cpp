@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "gpuplan/api.h"
+#include "gpuplan/wait_or_switch.h"
 #include "json/calibration_io.h"
 
 namespace gpuplan::json_io {
@@ -142,6 +143,25 @@ bool AllFinite(const Json& j) {
   return true;
 }
 
+Json WaitJson(const WaitOrSwitch& w) {
+  Json options = Json::array();
+  for (const WaitOption& o : w.options) {
+    options.push_back({{"gpu", o.gpu_id},
+                       {"count", o.count},
+                       {"wait_s", o.wait_s},
+                       {"run_s", o.run_s},
+                       {"finish_s", o.finish_s},
+                       {"usd_total", o.usd_total >= 0 ? Json(o.usd_total) : Json(nullptr)},
+                       {"misses_deadline", o.misses_deadline},
+                       {"break_even_tokens", o.break_even_tokens}});
+  }
+  Json verdict = Notes({w.verdict})[0];
+  return {{"options", options},
+          {"first_to_finish",
+           w.options.empty() ? Json(nullptr) : Json(w.options[w.first_finisher].gpu_id)},
+          {"verdict", verdict}};
+}
+
 }  // namespace
 
 Json Notes(const std::vector<Note>& notes) {
@@ -269,15 +289,19 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
   for (const auto& r : plan.rejected) {
     rejected.push_back({{"gpu", r.gpu_id}, {"code", r.code}, {"reason", r.reason}});
   }
-  return {{"request_normalized", pr.normalized},
-          {"defaults_applied", pr.defaults_applied},
-          {"catalog_version", catalog_version},
-          {"engine_version", std::string(Version())},
-          {"recommendations", recs},
-          {"rejected", rejected},
-          {"advice", Notes(plan.advice)},
-          {"setups_evaluated", plan.setups_evaluated},
-          {"warnings", Notes(pr.warnings)}};
+  Json out = {{"request_normalized", pr.normalized},
+              {"defaults_applied", pr.defaults_applied},
+              {"catalog_version", catalog_version},
+              {"engine_version", std::string(Version())},
+              {"recommendations", recs},
+              {"rejected", rejected},
+              {"advice", Notes(plan.advice)},
+              {"setups_evaluated", plan.setups_evaluated},
+              {"warnings", Notes(pr.warnings)}};
+  if (!pr.request.constraints.wait_s.empty() && pr.request.workload.IsTraining()) {
+    out["wait_or_switch"] = WaitJson(DecideWaitOrSwitch(pr.request, plan));
+  }
+  return out;
 }
 
 Json ErrorEnvelope(const Diagnostics& errors) {
