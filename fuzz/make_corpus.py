@@ -33,6 +33,11 @@ requests.append({"model": {"preset": "llama-3.1-8b"}, "gpu": "l40s-48gb",
 
 for kind in ("estimate", "plan", "catalog"):
     os.makedirs(os.path.join(out, kind), exist_ok=True)
+# The fleet example (plan's target also runs fleet).
+with open(os.path.join(src, "tests/cli/fleet_example.json"), "rb") as f:
+    fleet = f.read()
+with open(os.path.join(out, "plan", "fleet-example.json"), "wb") as f:
+    f.write(fleet)
 # Hand-made hostile requests (odd encodings, extreme sizes, wrong types): as they are, bytes
 # and all, for estimate and plan alike.
 seeds = os.path.join(src, "fuzz/seeds")

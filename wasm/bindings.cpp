@@ -41,6 +41,10 @@ std::string Calibrate(const std::string& request) {
   return Loaded() ? Loaded()->Calibrate(request) : kNoCatalog;
 }
 
+std::string Fleet(const std::string& request) {
+  return Loaded() ? Loaded()->Fleet(request) : kNoCatalog;
+}
+
 std::string Version() { return std::string(gpuplan::Version()); }
 
 }  // namespace
@@ -51,5 +55,6 @@ EMSCRIPTEN_BINDINGS(gpuplan) {
   emscripten::function("plan", &Plan);
   emscripten::function("script", &Script);
   emscripten::function("calibrate", &Calibrate);
+  emscripten::function("fleet", &Fleet);
   emscripten::function("version", &Version);
 }

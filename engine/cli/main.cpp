@@ -29,6 +29,7 @@ Usage:
   gpuplan script [FILE|-] [--catalog DIR]     a PyTorch script that measures the estimate
   gpuplan calibrate [FILE|-] [--catalog DIR]  compare a measured run with the estimate,
                                               derive correction factors, diagnose mismatches
+  gpuplan fleet [FILE|-] [--catalog DIR]      a team's workloads on one pool per card type
   gpuplan catalog [--gpus|--models] [--catalog DIR]
                                               print the catalog in use as JSON
   gpuplan validate CASES.json [--catalog DIR] accuracy report against measured cases
@@ -98,6 +99,21 @@ Example:
   echo '{"model":{"preset":"llama-3.2-1b"},"workload":{"kind":"full_finetune","micro_batch":4,
         "seq_len":2048},"gpu":"h100-sxm-80gb","measured":{"tokens_per_s":30000}}' \
     | gpuplan calibrate
+)";
+
+constexpr const char* kFleetHelp = R"(gpuplan fleet [FILE|-] [--catalog DIR]
+
+Reads {"workloads": [...], "constraints": {"gpus", "max_gpus"}, "growth"}: each workload is
+{"name", "request"} where request is a plan request, plus how it recurs:
+  training or offline inference   "every_days" (offline also "requests_per_run")
+  online inference                "concurrency_by_hour": 24 numbers (default: the request's)
+For every card type that runs all of them, prints the serving pool (peak, minimum, burst cards,
+utilisation), the batch pool sized for daily use (at least the largest job), whether serving
+and batch should share a pool (from the serving pool's idle hours), and the monthly cost owned
+(sized for the peak) or rented (following the curve); "growth" scales demand (six months').
+
+Example:
+  gpuplan fleet tests/cli/fleet_example.json
 )";
 
 constexpr const char* kCatalogHelp = R"(gpuplan catalog [--gpus|--models] [--catalog DIR]
@@ -378,6 +394,10 @@ int Main(int argc, char** argv) {
     return run_request(kCalibrateHelp, [](const gpuplan::Engine& e, const std::string& r) {
       return e.Calibrate(r);
     });
+  }
+  if (a.command == "fleet") {
+    return run_request(kFleetHelp,
+                       [](const gpuplan::Engine& e, const std::string& r) { return e.Fleet(r); });
   }
   if (a.command == "catalog") {
     if (a.help) return std::cout << kCatalogHelp, 0;

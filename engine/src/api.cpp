@@ -3,10 +3,12 @@
 
 #include "gpuplan/calibration.h"
 #include "gpuplan/estimate.h"
+#include "gpuplan/fleet.h"
 #include "gpuplan/planner.h"
 #include "gpuplan/script.h"
 #include "json/calibration_io.h"
 #include "json/catalog_io.h"
+#include "json/fleet_io.h"
 #include "json/request_io.h"
 #include "json/result_io.h"
 
@@ -114,6 +116,18 @@ std::string Engine::Calibrate(std::string_view request_json) const {
   const CalibrationResult c = gpuplan::Calibrate(parsed.request, parsed.measured);
   return json_io::DumpEnvelope(
       {{"ok", true}, {"result", json_io::CalibrationToJson(parsed, c, impl_->catalog.version)}});
+}
+
+std::string Engine::Fleet(std::string_view request_json) const {
+  if (!CatalogOk()) return json_io::DumpEnvelope(json_io::ErrorEnvelope(impl_->catalog_errors));
+  json_io::ParsedFleet parsed;
+  Diagnostics errors;
+  if (!json_io::ParseFleet(request_json, impl_->catalog, &parsed, &errors)) {
+    return json_io::DumpEnvelope(json_io::ErrorEnvelope(errors));
+  }
+  const FleetResult r = PlanFleet(parsed.fleet, parsed.cards);
+  return json_io::DumpEnvelope(
+      {{"ok", true}, {"result", json_io::FleetToJson(parsed, r, impl_->catalog.version)}});
 }
 
 std::string Engine::Catalog(CatalogPart part) const {

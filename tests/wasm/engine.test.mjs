@@ -77,6 +77,15 @@ test('calibrate gives the same answer from both engines', { skip: !nativeCli }, 
   assert.deepEqual(wasm.result, native);
 });
 
+test('fleet gives the same answer from both engines', { skip: !nativeCli }, async () => {
+  const mod = await enginePromise;
+  const text = await readFile(path.join(srcDir, 'tests/cli/fleet_example.json'), 'utf8');
+  const wasm = JSON.parse(mod.fleet(text));
+  assert.equal(wasm.ok, true, JSON.stringify(wasm).slice(0, 300));
+  const native = JSON.parse(execFileSync(nativeCli, ['fleet', '-'], { input: text }).toString());
+  assert.deepEqual(wasm.result, native);
+});
+
 test('bad input is an error envelope, never a thrown value, even thousands of times', async () => {
   const mod = await enginePromise;
   const deep = '['.repeat(100000);

@@ -38,6 +38,9 @@ class Engine {
   /// `gpuplan calibrate`: the request describes the measured setup and carries `measured`;
   /// the answer compares it with the estimate and derives `calibration` factors (calibration.h).
   std::string Calibrate(std::string_view request_json) const;
+  /// `gpuplan fleet`: several recurring workloads (training, offline and online inference with
+  /// a daily curve) on one pool per card type: pools, utilisation, sharing, cost (fleet.h).
+  std::string Fleet(std::string_view request_json) const;
   /// The catalog in use as `{"version", "gpus", "models"}` inside the same envelope.
   std::string Catalog(CatalogPart part) const;
   /// True when the catalog loaded without errors.

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+#include "json/fleet_io.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "gpuplan/api.h"
+#include "json/request_io.h"
+#include "json/result_io.h"
+
+namespace gpuplan::json_io {
+namespace {
+
+constexpr size_t kMaxWorkloads = 16;
+
+// Each workload's request is an ordinary plan request, read by the same reader; its errors are
+// re-rooted under /workloads/<i>/request.
+bool ReadWorkload(const Json& v, size_t i, const LoadedCatalog& catalog, const ReadContext& ctx,
+                  FleetWorkload* w, Json* norm) {
+  const std::string at = "/workloads/" + std::to_string(i);
+  Fields r(&v, at, ctx, norm);
+  if (!r.ok()) return false;
+  w->name = r.String("name", 100).value_or("workload " + std::to_string(i + 1));
+  (*norm)["name"] = w->name;
+  const Json* request = r.Raw("request");
+  if (request == nullptr) {
+    ctx.Error("missing_field", at + "/request", "each workload needs a plan request");
+    r.RejectUnknown();
+    return false;
+  }
+  ParsedRequest parsed;
+  Diagnostics errors;
+  if (!ParseRequest(request->dump(), catalog, /*require_gpu=*/false, &parsed, &errors)) {
+    for (const Diagnostic& d : errors) ctx.Error(d.code, at + "/request" + d.path, d.message);
+    r.RejectUnknown();
+    return false;
+  }
+  w->request = parsed.request;
+  (*norm)["request"] = parsed.normalized;
+  const Workload& wl = w->request.workload;
+  w->online = !wl.IsTraining() && wl.mode == InferenceMode::kOnline;
+  if (w->online) {
+    if (const Json* curve = r.Raw("concurrency_by_hour")) {
+      bool good = curve->is_array() && curve->size() == 24;
+      for (size_t h = 0; good && h < 24; ++h) {
+        good = (*curve)[h].is_number() && (*curve)[h].get<double>() >= 0 &&
+               (*curve)[h].get<double>() <= 1e7;
+        if (good) w->concurrency_by_hour[h] = (*curve)[h].get<double>();
+      }
+      if (!good) {
+        ctx.Error("out_of_range", at + "/concurrency_by_hour",
+                  "must be 24 numbers from 0 to 10^7: the concurrent requests in each hour");
+      }
+      (*norm)["concurrency_by_hour"] = *curve;
+    } else {
+      // No curve: the request's concurrency all day.
+      w->concurrency_by_hour.fill(static_cast<double>(wl.concurrency));
+      r.Default("concurrency_by_hour",
+                Json(std::vector<double>(24, static_cast<double>(wl.concurrency))));
+    }
+  } else {
+    w->every_days = r.NumberOr("every_days", 1, 0.01, 3650);
+    if (!wl.IsTraining()) {
+      const auto n = r.Number("requests_per_run", 1, 1e12);
+      if (!n) {
+        ctx.Error("missing_field", at + "/requests_per_run",
+                  "an offline inference workload needs the sequences each run generates");
+      }
+      w->requests_per_run = n.value_or(0);
+    }
+  }
+  r.RejectUnknown();
+  return true;
+}
+
+Json ShareJson(const FleetShare& s) {
+  Json out = {{"name", s.name},
+              {"online", s.online},
+              {"setup", s.setup},
+              {"cards_at_peak", s.cards_at_peak},
+              {"card_hours_per_day", s.card_hours_per_day},
+              {"jobs_per_card", s.jobs_per_card}};
+  if (s.online) {
+    out["cards_by_hour"] = s.cards_by_hour;
+  } else {
+    out["run_s"] = s.run_s;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool ParseFleet(std::string_view text, const LoadedCatalog& catalog, ParsedFleet* out,
+                Diagnostics* errors) {
+  const size_t before = errors->size();
+  auto doc = ParseJson(text, "the fleet request", errors);
+  if (!doc) return false;
+  const ReadContext ctx{errors, nullptr};
+  Fields top(&*doc, "", ctx, &out->normalized);
+  if (!top.ok()) return false;
+  const Json* list = top.Raw("workloads");
+  if (list == nullptr || !list->is_array() || list->empty() || list->size() > kMaxWorkloads) {
+    ctx.Error(list == nullptr ? "missing_field" : "out_of_range", "/workloads",
+              "must be a list of 1 to 16 workloads, each {name, request, every_days | "
+              "requests_per_run | concurrency_by_hour}");
+  } else {
+    Json& norm = out->normalized["workloads"] = Json::array();
+    for (size_t i = 0; i < list->size(); ++i) {
+      FleetWorkload w;
+      Json one = Json::object();
+      if (ReadWorkload((*list)[i], i, catalog, ctx, &w, &one)) out->fleet.workloads.push_back(w);
+      norm.push_back(one);
+    }
+  }
+  out->fleet.growth = top.NumberOr("growth", 1, 0.01, 100);
+  if (const Json* c = top.Raw("constraints")) {
+    Fields cons(c, "/constraints", ctx, &out->normalized["constraints"]);
+    if (const Json* gpus = cons.Raw("gpus")) {
+      if (!gpus->is_array() || gpus->empty() || gpus->size() > 4096) {
+        ctx.Error("wrong_type", "/constraints/gpus", "must be a list of catalog card ids");
+      } else {
+        for (size_t i = 0; i < gpus->size(); ++i) {
+          const Json& id = (*gpus)[i];
+          const GpuSpec* g = id.is_string() ? catalog.FindGpu(id.get<std::string>()) : nullptr;
+          if (g == nullptr) {
+            ctx.Error("unknown_gpu", "/constraints/gpus/" + std::to_string(i),
+                      "is not a card in catalog " + catalog.version + ", got " + Show(id));
+          } else {
+            out->cards.push_back(*g);
+          }
+        }
+        out->normalized["constraints"]["gpus"] = *gpus;
+      }
+    }
+    // One card cap for every workload of the fleet.
+    if (const auto max = cons.Int("max_gpus", 1, 65536)) {
+      for (FleetWorkload& w : out->fleet.workloads) w.request.constraints.max_gpus = *max;
+    }
+    cons.RejectUnknown();
+  }
+  if (out->cards.empty()) out->cards = catalog.gpus;
+  top.RejectUnknown();
+  return errors->size() == before;
+}
+
+Json FleetToJson(const ParsedFleet& pf, const FleetResult& r, const std::string& catalog_version) {
+  Json options = Json::array();
+  for (const FleetOption& o : r.options) {
+    Json shares = Json::array();
+    std::transform(o.shares.begin(), o.shares.end(), std::back_inserter(shares), ShareJson);
+    Json cost = nullptr;
+    if (o.priced) {
+      cost = {{"own_usd_per_month", o.own_usd_per_month},
+              {"rent_usd_per_month", o.rent_usd_per_month}};
+    }
+    options.push_back({{"gpu", o.gpu.id},
+                       {"name", o.gpu.name},
+                       {"workloads", shares},
+                       {"serving_pool",
+                        {{"peak_cards", o.serving_peak_cards},
+                         {"min_cards", o.serving_min_cards},
+                         {"burst_cards", o.serving_peak_cards - o.serving_min_cards},
+                         {"card_hours_per_day", o.serving_card_hours_per_day},
+                         {"utilization", o.serving_utilization}}},
+                       {"batch_pool",
+                        {{"cards", o.batch_cards},
+                         {"card_hours_per_day", o.batch_card_hours_per_day},
+                         {"utilization", o.batch_utilization},
+                         {"idle_hours_per_card_per_day",
+                          o.batch_cards > 0 ? 24 * (1 - o.batch_utilization) : 0}}},
+                       {"owned_cards", o.owned_cards},
+                       {"share_pools", Notes({o.share_verdict})[0]},
+                       {"cost", cost}});
+  }
+  Json rejected = Json::array();
+  std::transform(r.rejected.begin(), r.rejected.end(), std::back_inserter(rejected),
+                 [](const FleetRejection& x) -> Json {
+                   return {{"gpu", x.gpu_id}, {"workload", x.workload}, {"reason", x.reason}};
+                 });
+  return {{"request_normalized", pf.normalized},
+          {"catalog_version", catalog_version},
+          {"engine_version", std::string(Version())},
+          {"options", options},
+          {"rejected", rejected},
+          {"advice", Notes(r.advice)}};
+}
+
+}  // namespace gpuplan::json_io

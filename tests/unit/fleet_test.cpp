@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+// MISSION M24: a team's workloads on one pool per card type. Checked by relations that hold by
+// construction of the question, not by re-deriving the pool arithmetic: demand scales with
+// frequency and growth, a flat day needs no burst, a quiet night lets short batch work share
+// the serving pool and a busy day does not, renting never costs more than owning the peak.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace gpuplan {
+namespace {
+
+using testing::Json;
+
+Json Fleet(const Json& request) {
+  const Json env = Json::parse(testing::ShippedEngine().Fleet(request.dump()));
+  EXPECT_TRUE(env["ok"].get<bool>()) << env.dump(1).substr(0, 2000);
+  return env.value("result", Json::object());
+}
+
+Json Lora(double every_days) {
+  return {{"name", "lora"},
+          {"request",
+           {{"model", {{"preset", "llama-3.1-8b"}}},
+            {"workload", {{"kind", "lora"}, {"seq_len", 2048}, {"tokens", 1e8}}}}},
+          {"every_days", every_days}};
+}
+
+Json Chat(const Json& curve) {
+  return {{"name", "chat"},
+          {"request",
+           {{"model", {{"preset", "llama-3.1-8b"}}},
+            {"workload", {{"kind", "inference"}, {"prompt_tokens", 1024}, {"output_tokens", 256}}},
+            {"constraints", {{"ttft_ms", 1000}, {"tpot_ms", 50}}}}},
+          {"concurrency_by_hour", curve}};
+}
+
+Json On(const std::string& gpu, const std::vector<Json>& workloads, double growth = 1) {
+  return {{"workloads", Json(workloads)},
+          {"constraints", {{"gpus", {gpu}}, {"max_gpus", 16}}},
+          {"growth", growth}};
+}
+
+double BatchHours(const Json& r) {
+  return r["options"][0]["batch_pool"]["card_hours_per_day"].get<double>();
+}
+
+TEST(Fleet, BatchDemandScalesWithFrequencyAndGrowth) {
+  const double weekly = BatchHours(Fleet(On("h100-sxm-80gb", {Lora(7)})));
+  const double daily = BatchHours(Fleet(On("h100-sxm-80gb", {Lora(1)})));
+  EXPECT_NEAR(daily / weekly, 7.0, 1e-9);
+  // Growth 1.5: the same job comes round 1.5 times as often.
+  const double grown = BatchHours(Fleet(On("h100-sxm-80gb", {Lora(7)}, 1.5)));
+  EXPECT_NEAR(grown / weekly, 1.5, 1e-9);
+  // A weekly 1-card job: the batch pool is that one card, busy a seventh of a run's day share.
+  const Json o = Fleet(On("h100-sxm-80gb", {Lora(7)}))["options"][0];
+  EXPECT_EQ(o["batch_pool"]["cards"], 1);
+  EXPECT_EQ(o["serving_pool"]["peak_cards"], 0);
+  EXPECT_EQ(o["share_pools"]["code"], "one_kind");
+}
+
+TEST(Fleet, AFlatDayNeedsNoBurstAndAQuietNightLetsShortBatchWorkShare) {
+  const Json flat = Fleet(On("l40s-48gb", {Chat(Json(std::vector<int>(24, 400))), Lora(7)}));
+  const Json& f = flat["options"][0];
+  EXPECT_EQ(f["serving_pool"]["burst_cards"], 0);
+  EXPECT_DOUBLE_EQ(f["serving_pool"]["utilization"].get<double>(), 1.0);
+  EXPECT_EQ(f["share_pools"]["code"], "keep_separate");  // no quiet hour at all
+
+  // Busy 12 hours, nearly idle 12: the peak's cards stand free all night, long enough for the
+  // LoRA run on one card.
+  std::vector<int> day(24, 2);
+  for (int h = 8; h < 20; ++h) day[h] = 800;
+  const Json quiet = Fleet(On("l40s-48gb", {Chat(Json(day)), Lora(7)}));
+  const Json& q = quiet["options"][0];
+  EXPECT_GT(q["serving_pool"]["burst_cards"].get<int>(), 0);
+  EXPECT_LT(q["serving_pool"]["utilization"].get<double>(), 1.0);
+  EXPECT_EQ(q["share_pools"]["code"], "share_off_peak") << q["share_pools"].dump();
+  EXPECT_GE(q["share_pools"]["params"]["window_h"].get<double>(), 12);
+  // Owning sizes for the peak; renting follows the curve: never dearer at the same price.
+  ASSERT_FALSE(q["cost"].is_null());
+  EXPECT_LT(q["cost"]["rent_usd_per_month"].get<double>(),
+            q["cost"]["own_usd_per_month"].get<double>());
+}
+
+TEST(Fleet, ACardThatCannotRunEveryWorkloadIsRejectedNamingIt) {
+  Json big = Lora(7);
+  big["name"] = "70B full fine-tune";
+  big["request"]["model"]["preset"] = "llama-3.1-70b";
+  big["request"]["workload"]["kind"] = "full_finetune";
+  Json req = On("l4-24gb", {Lora(7), big});
+  req["constraints"]["gpus"] = {"l4-24gb", "h100-sxm-80gb"};
+  const Json r = Fleet(req);
+  bool l4 = false;
+  for (const Json& x : r["rejected"]) {
+    if (x["gpu"] == "l4-24gb") {
+      l4 = true;
+      EXPECT_EQ(x["workload"], "70B full fine-tune");
+    }
+  }
+  EXPECT_TRUE(l4) << r["rejected"].dump();
+}
+
+TEST(Fleet, InputErrorsNameTheWorkloadField) {
+  Json offline = {{"name", "eval"},
+                  {"request",
+                   {{"model", {{"preset", "llama-3.1-8b"}}},
+                    {"workload", {{"kind", "inference"}, {"mode", "offline"}}}}}};
+  Json env =
+      Json::parse(testing::ShippedEngine().Fleet(Json({{"workloads", {Lora(7), offline}}}).dump()));
+  ASSERT_FALSE(env["ok"].get<bool>());
+  EXPECT_EQ(env["errors"][0]["path"], "/workloads/1/requests_per_run");
+  Json bad = Lora(7);
+  bad["request"]["workload"]["seq_len"] = -4;
+  env =
+      Json::parse(testing::ShippedEngine().Fleet(Json({{"workloads", Json::array({bad})}}).dump()));
+  EXPECT_EQ(env["errors"][0]["path"], "/workloads/0/request/workload/seq_len");
+  env = Json::parse(
+      testing::ShippedEngine().Fleet(Json({{"workloads", Json::array({Chat({1, 2})})}}).dump()));
+  EXPECT_EQ(env["errors"][0]["path"], "/workloads/0/concurrency_by_hour");
+  env = Json::parse(testing::ShippedEngine().Fleet(R"({"workloads": []})"));
+  EXPECT_EQ(env["errors"][0]["path"], "/workloads");
+}
+
+}  // namespace
+}  // namespace gpuplan
