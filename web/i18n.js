@@ -51,6 +51,9 @@ const en = {
   within: 'within 10%', beyond: 'beyond 10%', factors: 'Correction factors', fits: 'fits', not_fits: 'does not fit',
   records: 'Measured runs', records_hint: 'Every comparison is kept in this browser (local storage).',
   records_export: 'Export runs', records_clear: 'Clear runs',
+  sheet_md: 'Procurement sheet (Markdown)', sheet_html: 'Procurement sheet (printable HTML)',
+  waits: 'Queues (card: days, optional)', wait_title: 'Wait or switch', wait_queue: 'Queue',
+  wait_run: 'Run', wait_finish: 'Finished after',
 };
 
 const zh = {
@@ -105,6 +108,9 @@ const zh = {
   within: '误差在 10% 以内', beyond: '误差超过 10%', factors: '校正系数', fits: '放得下', not_fits: '放不下',
   records: '实测记录', records_hint: '每次对比都保存在本浏览器中（本地存储）。',
   records_export: '导出记录', records_clear: '清空记录',
+  sheet_md: '采购需求单（Markdown）', sheet_html: '采购需求单（可打印 HTML）',
+  waits: '排队时间（卡型: 天，可选）', wait_title: '等卡还是换卡', wait_queue: '排队',
+  wait_run: '运行', wait_finish: '完成时间',
 };
 
 export const kLanguages = { en, 'zh-CN': zh };

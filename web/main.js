@@ -3,8 +3,9 @@
 import { preferredLanguage, setLanguage, t } from './i18n.js';
 import { buildRequest, calibrationOf, calibrationState, decodeShare, encodeShare, InputError, kDefaults,
   kTraining } from './state.js';
-import { el, exportPlan, renderDetail, renderList, renderTable, sortRows, summarize } from './render.js';
+import { el, exportPlan, renderDetail, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
 import { MeasurePanel, renderDiagnosis, showBanner } from './calibration-view.js';
+import { procurementSheet } from './procurement.js';
 
 const $ = (sel) => document.querySelector(sel);
 const params = new URLSearchParams(location.search);
@@ -29,6 +30,7 @@ let sort = { key: null, dir: 1 };
 let lastRequest = null;
 let detailOpener = null;
 let modelNames = new Map();
+let catalogGpus = new Map();
 let measure = null;
 const kCalibrationStore = 'gpuplan.calibration';
 
@@ -41,7 +43,7 @@ const kFieldOfPath = [
   ['/constraints/budget_usd', 'budget_usd'], ['/constraints/node_power_w', 'node_power_w'],
   ['/constraints/ttft_ms', 'ttft_ms'], ['/constraints/tpot_ms', 'tpot_ms'],
   ['/constraints/cooling', 'cooling'], ['/precision', 'weights'], ['/hf_config', 'hf'],
-  ['/model/hf_config', 'hf'], ['/model/preset', 'model'],
+  ['/model/hf_config', 'hf'], ['/model/preset', 'model'], ['/constraints/wait_s', 'waits'],
 ];
 
 function fieldOf(path) {
@@ -83,6 +85,7 @@ function clearResults() {
   renderTable($('#results tbody'), [], true, () => {});
   renderList($('#advice'), [], String);
   renderList($('#rejected'), [], String);
+  renderWait($('#wait-section'), undefined);
   closeDetail();
 }
 
@@ -167,6 +170,7 @@ function drawPlan(envelope, ms) {
   rows = result.recommendations.map((rec) => ({ rec, summary: summarize(rec) }));
   drawRows();
   renderList($('#advice'), result.advice, (a) => a.message);
+  renderWait($('#wait-section'), result.wait_or_switch);
   renderList($('#rejected'), result.rejected, (r) => `${r.gpu}: ${r.reason ?? r.message ?? ''}`);
   const warnings = result.warnings.map((w) => w.message);
   setStatus('ready', `${t('ready')} ${ms.toFixed(0)} ms · ${result.setups_evaluated} ${t('setups')}` +
@@ -274,6 +278,7 @@ function onCatalog({ envelope, part, source, engine }) {
   $('#catalog-version').textContent = custom ? `${catalogVersion} (${custom})` : catalogVersion;
   $('#model-list').replaceChildren(...c.models.map((m) => el('option', { value: m.id, label: m.name })));
   modelNames = new Map(c.models.map((m) => [m.id, m.name]));
+  catalogGpus = new Map(c.gpus.map((g) => [g.id, g]));
   noteSharedVersion();
   schedule();
 }
@@ -441,7 +446,15 @@ function init() {
     `<iframe src="${shareUrl(true)}" title="gpuplan" width="100%" height="900" style="border:0"></iframe>`,
     $('#embed-code')));
   $('#export').addEventListener('click', () => {
-    $('#export-out').value = exportPlan($('#export-format').value, sortedRows().map((r) => r.summary),
+    const format = $('#export-format').value;
+    if (format.startsWith('sheet-')) {
+      $('#export-out').value = procurementSheet(format.slice(6), {
+        lang: $('#lang').value, state, recs: sortedRows().map((r) => r.rec), gpus: catalogGpus,
+        link: shareUrl(false), catalogVersion, engineVersion, date: new Date().toISOString().slice(0, 10),
+      });
+      return;
+    }
+    $('#export-out').value = exportPlan(format, sortedRows().map((r) => r.summary),
       lastRequest ? JSON.parse(lastRequest) : null, catalogVersion);
   });
   $('#catalog-file').addEventListener('change', async (e) => {

@@ -129,6 +129,20 @@ export function renderTable(tbody, rows, training, onDetail) {
   }
 }
 
+// Wait or switch (plan's wait_or_switch): the verdict and each card's queue, run and finish.
+export function renderWait(section, w) {
+  section.hidden = !w;
+  if (!w) return;
+  section.querySelector('#wait-verdict').textContent = w.verdict.message;
+  section.querySelector('tbody').replaceChildren(...w.options.map((o) => el('tr',
+    { dataset: { gpu: o.gpu, first: String(o.gpu === w.first_to_finish) } },
+    el('th', { scope: 'row' }, o.gpu), el('td', {}, String(o.count)),
+    el('td', { dataset: { seconds: String(o.wait_s) } }, fmt.duration(o.wait_s)),
+    el('td', { dataset: { seconds: String(o.run_s) } }, fmt.duration(o.run_s)),
+    el('td', { dataset: { seconds: String(o.finish_s) } }, fmt.duration(o.finish_s)),
+    el('td', {}, fmt.usd(o.usd_total)))));
+}
+
 export function renderList(ul, items, text) {
   ul.replaceChildren(...items.map((i) => el('li', {}, text(i))));
   ul.parentElement.hidden = items.length === 0;

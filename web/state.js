@@ -8,7 +8,7 @@ export const kDefaults = Object.freeze({
   ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
   objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
   vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '', cal_slack: '',
-  cal_on: '',
+  cal_on: '', waits: '',
 });
 
 // The explicit-architecture fields (the contract's model numbers); layers turns them on.
@@ -54,6 +54,8 @@ export function buildRequest(state) {
   for (const k of ['budget_usd', 'node_power_w']) constraints[k] = num(state, k);
   if (!training) for (const k of ['ttft_ms', 'tpot_ms']) constraints[k] = num(state, k);
   if (state.cooling) constraints.cooling = state.cooling;
+  const waits = training ? parseWaits(state.waits) : undefined;
+  if (waits) constraints.wait_s = waits;
   const request = { model, workload, precision: { weights: state.weights }, constraints };
   const calibration = calibrationOf(state);
   if (calibration) request.calibration = calibration;
@@ -87,6 +89,22 @@ export function calibrationOf(state) {
   return Object.keys(out).some((k) => k !== 'measured_on') ? out : undefined;
 }
 
+// "h100-sxm-80gb: 14, b200-sxm-180gb: 30" (card: days in the queue) -> {id: seconds}.
+export function parseWaits(text) {
+  const parts = String(text ?? '').split(/[,;\n]+/).map((s) => s.trim()).filter(Boolean);
+  if (!parts.length) return undefined;
+  const out = {};
+  for (const part of parts) {
+    const m = /^([A-Za-z0-9._-]+)\s*[:=]\s*([0-9.eE+]+)$/.exec(part);
+    const days = m && Number(m[2]);
+    if (!m || !Number.isFinite(days) || days < 0) {
+      throw new InputError('waits', `write card: days pairs like "h100-sxm-80gb: 14", got "${part}"`);
+    }
+    out[m[1]] = days * 86400;
+  }
+  return out;
+}
+
 function parseConfig(text) {
   let v;
   try { v = JSON.parse(text); } catch (e) { throw new InputError('hf_config', e.message); }
@@ -116,9 +134,10 @@ function validState(raw, defaults = kDefaults) {
 // Share links: '#1.' + base64url(JSON of the fields that differ from the defaults, plus the
 // catalog version 'cv' and the engine version 'ev'). The leading 1 is the format version.
 // A link stores only what differs from the defaults, so the defaults it was made against are
-// part of its format: each format's are frozen here, and changing kDefaults means a new format
-// whose decoder reads the old links with their own defaults (tests/web/golden-links.json and
-// state.test.mjs hold the page to that).
+// part of its format: each format's are frozen here, and changing a default means a new format
+// whose decoder reads the old links with their own defaults. A new field whose default is empty
+// (absent from every older link) may join the current format (tests/web/golden.test.mjs and
+// golden-links.json hold the page to that).
 const kFormat = '1';
 const kFormatDefaults = Object.freeze({
   1: Object.freeze({
@@ -127,7 +146,7 @@ const kFormatDefaults = Object.freeze({
     ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
     objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
     vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '',
-    cal_slack: '', cal_on: '',
+    cal_slack: '', cal_on: '', waits: '',
   }),
 });
 export const kCurrentFormatDefaults = kFormatDefaults[kFormat];

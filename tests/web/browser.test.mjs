@@ -708,3 +708,46 @@ test('the page is served with netlify.toml\'s CSP, and the browser enforces it',
   // The CSP reports violations to the console by design: they are this test's evidence.
   problems.length = 0;
 }));
+
+// Issue #8 in the page: a queue for the best card gives the CLI's wait-or-switch verdict, and
+// the procurement sheet lists the plan's first option.
+test('wait or switch, and the procurement sheet, from the page\'s plan', { timeout: kTestTimeout }, () =>
+  check('r-wait-sheet', () => page, async () => {
+  await page.goto(`${url}?wait=1`);
+  await waitReady(page);
+  const first = (await tableRows(page))[0];
+  let seq = await planSeq(page);
+  await setField(page, '#waits', `${first.gpu}: 30`);
+  seq = await waitPlanned(page, seq);
+  const { text, request } = await readPage(page);
+  assert.equal(request.constraints.wait_s[first.gpu], 30 * 86400, text);
+  const want = cliPlan(text).wait_or_switch;
+  assert.ok(await page.isVisible('#wait-section'));
+  assert.equal(await page.textContent('#wait-verdict'), want.verdict.message);
+  const shown = await page.$$eval('#wait-table tbody tr', (trs) => trs.map((tr) => ({
+    gpu: tr.dataset.gpu, first: tr.dataset.first === 'true',
+    finish: Number(tr.querySelectorAll('td')[3].dataset.seconds),
+  })));
+  assert.deepEqual(shown.map((r) => r.gpu), want.options.map((o) => o.gpu));
+  assert.deepEqual(shown.map((r) => r.finish), want.options.map((o) => o.finish_s));
+  assert.equal(shown.find((r) => r.first)?.gpu, want.first_to_finish);
+  // A bad queue names its field.
+  await setField(page, '#waits', 'h100: soon');
+  await page.waitForFunction(() => document.body.dataset.status === 'error', null, { polling: 50 });
+  assert.match(await page.textContent('#errors'), /waits/);
+  await setField(page, '#waits', '');
+  await waitPlanned(page, seq);
+  assert.ok(await page.isHidden('#wait-section'));
+
+  await page.selectOption('#export-format', 'sheet-md');
+  await page.click('#export');
+  const sheet = await page.inputValue('#export-out');
+  const cli = cliPlan((await readPage(page)).text);
+  const name = JSON.parse(spawnSync(nativeCli, ['catalog', '--gpus'], { encoding: 'utf8' }).stdout)
+    .gpus.find((g) => g.id === cli.recommendations[0].gpu).name;
+  assert.match(sheet, /^# GPU procurement sheet/);
+  assert.ok(sheet.includes(`| ${name} | ${cli.recommendations[0].count} |`), sheet.slice(0, 800));
+  await page.selectOption('#export-format', 'sheet-html');
+  await page.click('#export');
+  assert.match(await page.inputValue('#export-out'), /^<!doctype html>/);
+}));
