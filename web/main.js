@@ -6,6 +6,7 @@ import { buildRequest, calibrationOf, calibrationState, decodeShare, encodeShare
 import { el, exportPlan, renderDetail, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
 import { MeasurePanel, renderDiagnosis, showBanner } from './calibration-view.js';
 import { procurementSheet } from './procurement.js';
+import { initFleet, renderFleet } from './fleet-view.js';
 
 const $ = (sel) => document.querySelector(sel);
 const params = new URLSearchParams(location.search);
@@ -248,6 +249,8 @@ worker.onmessage = ({ data }) => {
     downloadScript(data.text);
   } else if (data.type === 'calibrate') {
     measure.show(data.text);
+  } else if (data.type === 'fleet') {
+    renderFleet(data.text);
   } else if (data.type === 'catalog') {
     onCatalog(data);
   } else if (data.type === 'fatal') {
@@ -397,6 +400,8 @@ function init() {
   $('#theme').addEventListener('change', (e) => applyTheme(e.target.value));
 
   measure = new MeasurePanel(worker, { onApply: setCalibration, onClear: () => setCalibration(null) });
+  // The fleet text is page state too (share link), read by readForm like the form's fields.
+  initFleet(worker, { model: () => state.model, onChange: () => schedule() });
   if (!isShareHash(location.hash)) Object.assign(state, storedCalibration());
   applyShare();
   // A share link pasted into a tab that already shows the page changes only the hash.

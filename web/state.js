@@ -8,7 +8,7 @@ export const kDefaults = Object.freeze({
   ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
   objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
   vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '', cal_slack: '',
-  cal_on: '', waits: '',
+  cal_on: '', waits: '', fleet: '',
 });
 
 // The explicit-architecture fields (the contract's model numbers); layers turns them on.
@@ -146,7 +146,7 @@ const kFormatDefaults = Object.freeze({
     ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
     objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
     vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '',
-    cal_slack: '', cal_on: '', waits: '',
+    cal_slack: '', cal_on: '', waits: '', fleet: '',
   }),
 });
 export const kCurrentFormatDefaults = kFormatDefaults[kFormat];

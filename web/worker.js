@@ -4,6 +4,7 @@
 //   in  {type:'plan', seq, request}              request is the JSON text sent to the engine
 //   in  {type:'script', request}                 the measurement script for one setup
 //   in  {type:'calibrate', request}              a measured run against its estimate
+//   in  {type:'fleet', request}                  a team's workloads (out {type:'fleet', text})
 //   out {type:'catalog', envelope, part, source, engine}  out {type:'plan', seq, text, ms}
 //   out {type:'script', text}                    out {type:'calibrate', text}
 import createGpuplan from './engine/gpuplan.mjs';
@@ -45,6 +46,8 @@ self.onmessage = async ({ data }) => {
                          engine: engine.version() });
     } else if (data.type === 'script') {
       self.postMessage({ type: 'script', text: engine.script(data.request) });
+    } else if (data.type === 'fleet') {
+      self.postMessage({ type: 'fleet', text: engine.fleet(data.request) });
     } else if (data.type === 'calibrate') {
       self.postMessage({ type: 'calibrate', text: engine.calibrate(data.request) });
     } else if (data.type === 'plan') {

@@ -751,3 +751,34 @@ test('wait or switch, and the procurement sheet, from the page\'s plan', { timeo
   await page.click('#export');
   assert.match(await page.inputValue('#export-out'), /^<!doctype html>/);
 }));
+
+// Issue #8: the fleet panel answers as gpuplan fleet does, and its request rides the share link.
+test('the fleet panel equals gpuplan fleet and is kept in the share link', { timeout: kTestTimeout }, () =>
+  check('s-fleet', () => page, async () => {
+  await page.goto(`${url}?fleet=1`);
+  await waitReady(page);
+  await page.click('#fleet-example');
+  await page.click('#fleet-plan');
+  await page.waitForSelector('#fleet-table tbody tr');
+  const text = await page.inputValue('#fleet');
+  const run = spawnSync(nativeCli, ['fleet', '-'], { input: text, encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const want = JSON.parse(run.stdout);
+  const shown = await page.$$eval('#fleet-table tbody tr', (trs) => trs.map((tr) => ({
+    gpu: tr.dataset.gpu, owned: Number(tr.dataset.owned), share: tr.querySelector('[data-code]').dataset.code })));
+  assert.deepEqual(shown, want.options.map((o) => ({ gpu: o.gpu, owned: o.owned_cards, share: o.share_pools.code })));
+  // The share link carries the fleet text to another tab.
+  const link = await page.evaluate(() => location.hash);
+  const other = await context.newPage();
+  try {
+    await other.goto(`${url}${link}`);
+    await waitReady(other);
+    assert.equal(await other.inputValue('#fleet'), text);
+  } finally {
+    await other.close();
+  }
+  // A broken fleet request names its field.
+  await page.fill('#fleet', '{"workloads": []}');
+  await page.click('#fleet-plan');
+  await page.waitForFunction(() => document.querySelector('#fleet-errors').textContent.includes('/workloads'));
+}));

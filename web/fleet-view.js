@@ -1,0 +1,62 @@
+// The team-fleet panel (MISSION M24): gpuplan fleet's request as JSON text, its answer as a
+// table. The text travels in the share link (state.fleet); every number is the engine's.
+import { el, fmt, renderList } from './render.js';
+
+const $ = (sel) => document.querySelector(sel);
+const errorLine = (e) => `${e.path || '(root)'}: ${e.message}`;
+
+// A starting point built from the form's model: a weekly fine-tune, a daily evaluation and a
+// chat service with a working-day curve.
+export function fleetExample(model) {
+  const m = { preset: model || 'llama-3.1-8b' };
+  return {
+    workloads: [
+      { name: 'weekly LoRA fine-tune', request: { model: m, workload: { kind: 'lora', seq_len: 4096, tokens: 2e8 } },
+        every_days: 7 },
+      { name: 'daily evaluation', request: { model: m, workload: { kind: 'inference', mode: 'offline',
+        prompt_tokens: 1024, output_tokens: 256 } }, every_days: 1, requests_per_run: 20000 },
+      { name: 'chat service', request: { model: m, workload: { kind: 'inference', prompt_tokens: 1024,
+        output_tokens: 256 }, constraints: { ttft_ms: 1000, tpot_ms: 50 } },
+      concurrency_by_hour: [16, 8, 4, 4, 4, 8, 16, 48, 96, 128, 128, 128, 96, 128, 128, 128, 128, 96, 64, 48,
+        48, 32, 32, 16] },
+    ],
+    constraints: { max_gpus: 16 },
+    growth: 1.5,
+  };
+}
+
+const pct = (v) => `${Math.round(100 * v)}%`;
+
+export function renderFleet(text) {
+  const envelope = JSON.parse(text);
+  const tbody = $('#fleet-table tbody');
+  if (!envelope.ok) {
+    $('#fleet-errors').replaceChildren(...envelope.errors.map((e) => el('p', { text: errorLine(e) })));
+    tbody.replaceChildren();
+    return;
+  }
+  $('#fleet-errors').replaceChildren();
+  const r = envelope.result;
+  tbody.replaceChildren(...r.options.map((o) => el('tr', { dataset: { gpu: o.gpu, owned: String(o.owned_cards) } },
+    el('th', { scope: 'row', title: o.workloads.map((w) => `${w.name}: ${w.setup}`).join('\n') }, o.name),
+    el('td', {}, String(o.owned_cards)),
+    el('td', {}, o.serving_pool.peak_cards
+      ? `${o.serving_pool.peak_cards} / ${o.serving_pool.min_cards} / ${pct(o.serving_pool.utilization)}` : '—'),
+    el('td', {}, o.batch_pool.cards ? `${o.batch_pool.cards} / ${pct(o.batch_pool.utilization)}` : '—'),
+    el('td', { dataset: { code: o.share_pools.code }, title: o.share_pools.message }, o.share_pools.code),
+    el('td', {}, o.cost ? `${fmt.usd(o.cost.own_usd_per_month)} / ${fmt.usd(o.cost.rent_usd_per_month)}` : '—'))));
+  renderList($('#fleet-advice'), r.advice, (a) => a.message);
+  renderList($('#fleet-rejected'), r.rejected, (x) => `${x.gpu} (${x.workload}): ${x.reason}`);
+}
+
+export function initFleet(worker, { model, onChange }) {
+  $('#fleet-example').addEventListener('click', () => {
+    $('#fleet').value = JSON.stringify(fleetExample(model()), null, 1);
+    onChange($('#fleet').value);
+  });
+  $('#fleet').addEventListener('change', () => onChange($('#fleet').value));
+  $('#fleet-plan').addEventListener('click', () => {
+    onChange($('#fleet').value);
+    worker.postMessage({ type: 'fleet', request: $('#fleet').value });
+  });
+}
