@@ -26,6 +26,7 @@ export function fleetExample(model) {
 }
 
 const pct = (v) => `${Math.round(100 * v)}%`;
+const money = (v, currency) => (v == null ? '—' : `${Math.round(v).toLocaleString('en')} ${currency}`);
 
 export function renderFleet(text) {
   const envelope = JSON.parse(text);
@@ -44,7 +45,8 @@ export function renderFleet(text) {
       ? `${o.serving_pool.peak_cards} / ${o.serving_pool.min_cards} / ${pct(o.serving_pool.utilization)}` : '—'),
     el('td', {}, o.batch_pool.cards ? `${o.batch_pool.cards} / ${pct(o.batch_pool.utilization)}` : '—'),
     el('td', { dataset: { code: o.share_pools.code }, title: o.share_pools.message }, o.share_pools.code),
-    el('td', {}, o.cost ? `${fmt.usd(o.cost.own_usd_per_month)} / ${fmt.usd(o.cost.rent_usd_per_month)}` : '—'))));
+    el('td', { title: o.cost?.own_basis ?? '' }, o.cost ? `${money(o.cost.own_per_month, o.cost.currency)} / ` +
+      `${money(o.cost.rent_per_month, o.cost.currency)}` : '—'))));
   renderList($('#fleet-advice'), r.advice, (a) => a.message);
   renderList($('#fleet-rejected'), r.rejected, (x) => `${x.gpu} (${x.workload}): ${x.reason}`);
 }

@@ -5,7 +5,6 @@ import { buildRequest, calibrationOf, calibrationState, decodeShare, encodeShare
   kTraining } from './state.js';
 import { el, exportPlan, renderDetail, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
 import { MeasurePanel, renderDiagnosis, showBanner } from './calibration-view.js';
-import { procurementSheet } from './procurement.js';
 import { initFleet, renderFleet } from './fleet-view.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -450,9 +449,11 @@ function init() {
   $('#copy-embed').addEventListener('click', () => copy(
     `<iframe src="${shareUrl(true)}" title="gpuplan" width="100%" height="900" style="border:0"></iframe>`,
     $('#embed-code')));
-  $('#export').addEventListener('click', () => {
+  $('#export').addEventListener('click', async () => {
     const format = $('#export-format').value;
     if (format.startsWith('sheet-')) {
+      // Fetched on first use: the first load stays within its budget.
+      const { procurementSheet } = await import('./procurement.js');
       $('#export-out').value = procurementSheet(format.slice(6), {
         lang: $('#lang').value, state, recs: sortedRows().map((r) => r.rec), gpus: catalogGpus,
         link: shareUrl(false), catalogVersion, engineVersion, date: new Date().toISOString().slice(0, 10),

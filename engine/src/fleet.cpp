@@ -94,7 +94,7 @@ bool Place(const FleetWorkload& w, double growth, const GpuSpec& card, FleetShar
   return true;
 }
 
-void Pools(FleetOption* o, double price) {
+void Pools(FleetOption* o, double price, const FleetOwnership& own) {
   std::array<int64_t, 24> serving{};
   int64_t largest_batch = 0;
   double longest_batch_s = 0;
@@ -157,11 +157,22 @@ void Pools(FleetOption* o, double price) {
   } else {
     o->share_verdict = Note{"one_kind", {}, "only one kind of work: one pool"};
   }
+  const double used = o->serving_card_hours_per_day + o->batch_card_hours_per_day;
   if (price >= 0) {
     o->priced = true;
-    o->own_usd_per_month = D(o->owned_cards) * 24 * kDaysPerMonth * price;
-    o->rent_usd_per_month =
-        (o->serving_card_hours_per_day + o->batch_card_hours_per_day) * kDaysPerMonth * price;
+    o->own_per_month = D(o->owned_cards) * 24 * kDaysPerMonth * price;
+    o->rent_per_month = used * kDaysPerMonth * price;
+  }
+  if (own.given) {
+    // Purchase spread evenly over the years of use; power for busy card-hours at board power
+    // plus the server's share, idle ones at kIdlePowerFraction, times the site's PUE.
+    o->tco = true;
+    o->purchase_per_month = D(o->owned_cards) * own.purchase_per_card / (own.years * 12);
+    const double idle = std::max(0.0, D(o->owned_cards) * 24 - used);
+    const double kwh_per_day = o->gpu.board_power_w / 1000 *
+                               (used * (1 + kNodeOverheadFraction) + idle * kIdlePowerFraction);
+    o->power_per_month = kwh_per_day * own.pue * own.power_per_kwh * kDaysPerMonth;
+    o->own_per_month = o->purchase_per_month + o->power_per_month;
   }
 }
 
@@ -184,15 +195,21 @@ FleetResult PlanFleet(const FleetRequest& f, const std::vector<GpuSpec>& cards) 
       o.shares.push_back(s);
     }
     if (!all) continue;
-    const double override_price = f.workloads.front().request.usd_per_gpu_hour;
-    Pools(&o, override_price >= 0 ? override_price : card.usd_per_hour.value_or(-1));
+    // The user's own price list first, else the catalog's USD price in their currency.
+    const auto own_price = f.money.hourly.find(card.id);
+    const double price = own_price != f.money.hourly.end()
+                             ? own_price->second
+                             : (card.usd_per_hour ? *card.usd_per_hour * f.money.per_usd : -1);
+    Pools(&o, price, f.ownership);
     out.options.push_back(std::move(o));
   }
   std::stable_sort(out.options.begin(), out.options.end(),
                    [](const FleetOption& a, const FleetOption& b) {
-                     if (a.priced != b.priced) return a.priced;
-                     if (a.priced && a.own_usd_per_month != b.own_usd_per_month) {
-                       return a.own_usd_per_month < b.own_usd_per_month;
+                     const bool ca = a.priced || a.tco;
+                     const bool cb = b.priced || b.tco;
+                     if (ca != cb) return ca;
+                     if (ca && a.own_per_month != b.own_per_month) {
+                       return a.own_per_month < b.own_per_month;
                      }
                      return a.owned_cards < b.owned_cards;
                    });
@@ -209,14 +226,21 @@ FleetResult PlanFleet(const FleetRequest& f, const std::vector<GpuSpec>& cards) 
                                   " cards stand idle " + Fmt("%.0f%%", idle * 100) +
                                   " of the time: owned cards are sized for the peak and their "
                                   "idle hours are paid for"});
-    if (best.priced && best.rent_usd_per_month < best.own_usd_per_month) {
-      out.advice.push_back(Note{"rent_follows_peak",
-                                {{"rent_usd_per_month", best.rent_usd_per_month},
-                                 {"own_usd_per_month", best.own_usd_per_month}},
-                                "renting capacity that follows the curve costs " +
-                                    Fmt("$%.0f", best.rent_usd_per_month) + " a month against " +
-                                    Fmt("$%.0f", best.own_usd_per_month) +
-                                    " for a pool sized for the peak at the same hourly price"});
+    if (best.priced || best.tco) {
+      // Both need a rental price for the renting side; ownership alone compares nothing.
+      const std::string cur = " " + f.money.currency;
+      const bool rent = best.priced && best.rent_per_month < best.own_per_month;
+      if (best.priced) {
+        out.advice.push_back(
+            Note{rent ? "rent_follows_peak" : "owning_pays",
+                 {{"rent_per_month", best.rent_per_month}, {"own_per_month", best.own_per_month}},
+                 std::string(rent ? "renting" : "owning") + " is cheaper: renting capacity that " +
+                     "follows the curve costs " + Fmt("%.0f", best.rent_per_month) + cur +
+                     " a month, owning a pool sized for the peak " +
+                     Fmt("%.0f", best.own_per_month) + cur +
+                     (best.tco ? " (purchase over the years of use plus power)"
+                               : " (at the same hourly price)")});
+      }
     }
     if (f.growth != 1) {
       out.advice.push_back(

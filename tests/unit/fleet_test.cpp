@@ -81,8 +81,7 @@ TEST(Fleet, AFlatDayNeedsNoBurstAndAQuietNightLetsShortBatchWorkShare) {
   EXPECT_GE(q["share_pools"]["params"]["window_h"].get<double>(), 12);
   // Owning sizes for the peak; renting follows the curve: never dearer at the same price.
   ASSERT_FALSE(q["cost"].is_null());
-  EXPECT_LT(q["cost"]["rent_usd_per_month"].get<double>(),
-            q["cost"]["own_usd_per_month"].get<double>());
+  EXPECT_LT(q["cost"]["rent_per_month"].get<double>(), q["cost"]["own_per_month"].get<double>());
 }
 
 TEST(Fleet, ACardThatCannotRunEveryWorkloadIsRejectedNamingIt) {
@@ -122,6 +121,56 @@ TEST(Fleet, InputErrorsNameTheWorkloadField) {
   EXPECT_EQ(env["errors"][0]["path"], "/workloads/0/concurrency_by_hour");
   env = Json::parse(testing::ShippedEngine().Fleet(R"({"workloads": []})"));
   EXPECT_EQ(env["errors"][0]["path"], "/workloads");
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(Fleet, OwnershipIsPurchaseOverTheYearsPlusPowerInTheUsersCurrency) {
+  // One weekly LoRA job on one H100: the batch pool is that card. By hand, buying it for
+  // 216,000 CNY over 3 years is 216,000 / 36 = 6,000 CNY a month; with power at 0 the cost of
+  // ownership is exactly that, and the user's own hourly price (20 CNY) prices renting.
+  Json req = {{"workloads", Json::array({{{"name", "lora"},
+                                          {"request",
+                                           {{"model", {{"preset", "llama-3.1-8b"}}},
+                                            {"workload", {{"kind", "lora"}, {"tokens", 1e8}}}}},
+                                          {"every_days", 7}}})},
+              {"constraints", {{"gpus", {"h100-sxm-80gb"}}}},
+              {"currency", {{"code", "CNY"}, {"per_usd", 7.2}}},
+              {"prices", {{"h100-sxm-80gb", 20}}},
+              {"ownership", {{"purchase_per_card", 216000}, {"years", 3}, {"power_per_kwh", 0}}}};
+  Json env = Json::parse(testing::ShippedEngine().Fleet(req.dump()));
+  ASSERT_TRUE(env["ok"].get<bool>()) << env.dump();
+  Json cost = env["result"]["options"][0]["cost"];
+  EXPECT_EQ(cost["currency"], "CNY");
+  EXPECT_EQ(cost["own_basis"], "ownership");
+  EXPECT_DOUBLE_EQ(cost["purchase_per_month"].get<double>(), 6000.0);
+  EXPECT_DOUBLE_EQ(cost["own_per_month"].get<double>(), 6000.0);
+  // Renting: the card-hours used x 30.4 days x 20 CNY.
+  const double hours =
+      env["result"]["options"][0]["batch_pool"]["card_hours_per_day"].get<double>();
+  EXPECT_NEAR(cost["rent_per_month"].get<double>(), hours * 30.4 * 20, 1e-6);
+  // Power: an idle H100 (700 W board) draws 15% of it, 105 W, all month at PUE 1.4 and
+  // 1 CNY/kWh: at most 0.105 kW x 24 h x 30.4 d x 1.4 = 107.2 CNY, plus the busy hours' draw.
+  req["ownership"]["power_per_kwh"] = 1;
+  env = Json::parse(testing::ShippedEngine().Fleet(req.dump()));
+  cost = env["result"]["options"][0]["cost"];
+  EXPECT_GT(cost["power_per_month"].get<double>(), 100.0);
+  EXPECT_LT(cost["power_per_month"].get<double>(), 300.0);
+  // Without the user's price list, the catalog's USD price is converted at 7.2.
+  req.erase("prices");
+  req.erase("ownership");
+  const double cny = Json::parse(testing::ShippedEngine().Fleet(
+      req.dump()))["result"]["options"][0]["cost"]["own_per_month"]
+                         .get<double>();
+  req["currency"] = {{"code", "USD"}};
+  const double usd = Json::parse(testing::ShippedEngine().Fleet(
+      req.dump()))["result"]["options"][0]["cost"]["own_per_month"]
+                         .get<double>();
+  EXPECT_NEAR(cny / usd, 7.2, 1e-12);
 }
 
 }  // namespace

@@ -741,6 +741,8 @@ test('wait or switch, and the procurement sheet, from the page\'s plan', { timeo
 
   await page.selectOption('#export-format', 'sheet-md');
   await page.click('#export');
+  // The sheet's module is fetched on first use.
+  await page.waitForFunction(() => document.querySelector('#export-out').value.startsWith('# GPU'));
   const sheet = await page.inputValue('#export-out');
   const cli = cliPlan((await readPage(page)).text);
   const name = JSON.parse(spawnSync(nativeCli, ['catalog', '--gpus'], { encoding: 'utf8' }).stdout)
@@ -749,7 +751,7 @@ test('wait or switch, and the procurement sheet, from the page\'s plan', { timeo
   assert.ok(sheet.includes(`| ${name} | ${cli.recommendations[0].count} |`), sheet.slice(0, 800));
   await page.selectOption('#export-format', 'sheet-html');
   await page.click('#export');
-  assert.match(await page.inputValue('#export-out'), /^<!doctype html>/);
+  await page.waitForFunction(() => document.querySelector('#export-out').value.startsWith('<!doctype'));
 }));
 
 // Issue #8: the fleet panel answers as gpuplan fleet does, and its request rides the share link.

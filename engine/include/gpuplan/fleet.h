@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,10 +25,32 @@ struct FleetWorkload {
   bool online = false;                           ///< serving with a daily curve
 };
 
+/// Money in the user's currency: their own hourly prices, else the catalog's USD converted.
+struct FleetMoney {
+  std::string currency = "USD";
+  double per_usd = 1;                    ///< units of `currency` per US dollar
+  std::map<std::string, double> hourly;  ///< card id -> price per card-hour, in currency
+};
+
+/// Buying instead of renting (MISSION M26): purchase spread over the years of use, plus power.
+struct FleetOwnership {
+  bool given = false;
+  double purchase_per_card = 0;  ///< in currency, card plus its share of the server
+  double years = 3;
+  double power_per_kwh = 0;  ///< in currency
+  double pue = 1.4;          ///< facility power / IT power
+};
+
 struct FleetRequest {
   std::vector<FleetWorkload> workloads;
   double growth = 1;  ///< demand multiplier over the planning horizon (six months' growth)
+  FleetMoney money;
+  FleetOwnership ownership;
 };
+
+/// An idle card's draw as a share of its board power (an assumption: H100-class boards idle
+/// at roughly 60-100 W of 700).
+inline constexpr double kIdlePowerFraction = 0.15;
 
 /// One workload on one card type.
 struct FleetShare {
@@ -55,8 +78,11 @@ struct FleetOption {
   double batch_utilization = 0;
   Note share_verdict;  ///< keep_separate or share_off_peak, from the numbers
   bool priced = false;
-  double own_usd_per_month = 0;   ///< owned pool at the rental price, idle hours included
-  double rent_usd_per_month = 0;  ///< rented capacity that follows the curve
+  double own_per_month = 0;   ///< owned pool: rental price all hours, or the cost of ownership
+  double rent_per_month = 0;  ///< rented capacity that follows the curve
+  bool tco = false;           ///< own_per_month is purchase + power (ownership given)
+  double purchase_per_month = 0;
+  double power_per_month = 0;
 };
 
 struct FleetRejection {

@@ -113,6 +113,45 @@ bool ParseFleet(std::string_view text, const LoadedCatalog& catalog, ParsedFleet
     }
   }
   out->fleet.growth = top.NumberOr("growth", 1, 0.01, 100);
+  // Money: the user's currency and exchange rate, their own price list, and buying.
+  FleetMoney& money = out->fleet.money;
+  if (const Json* c = top.Raw("currency")) {
+    Fields cur(c, "/currency", ctx, &out->normalized["currency"]);
+    money.currency = cur.String("code", 8).value_or("USD");
+    money.per_usd = cur.NumberOr("per_usd", 1, 1e-6, 1e6);
+    cur.RejectUnknown();
+  }
+  if (const Json* prices = top.Raw("prices")) {
+    if (!prices->is_object()) {
+      ctx.Error("wrong_type", "/prices", "must be an object of card id -> price per card-hour");
+    } else {
+      for (const auto& [id, v] : prices->items()) {
+        const std::string path = "/prices/" + PointerToken(id);
+        if (catalog.FindGpu(id) == nullptr) {
+          ctx.Error("unknown_gpu", path, "is not a card in catalog " + catalog.version);
+        } else if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1e7) {
+          ctx.Error("out_of_range", path,
+                    "must be a price per card-hour from 0 to 10^7, got " + Show(v));
+        } else {
+          money.hourly[id] = v.get<double>();
+        }
+      }
+      out->normalized["prices"] = *prices;
+    }
+  }
+  if (const Json* own = top.Raw("ownership")) {
+    Fields o(own, "/ownership", ctx, &out->normalized["ownership"]);
+    FleetOwnership& w = out->fleet.ownership;
+    const auto price = o.Number("purchase_per_card", 0, 1e9);
+    if (!price)
+      ctx.Error("missing_field", "/ownership/purchase_per_card", "is needed to price owning");
+    w.given = price.has_value();
+    w.purchase_per_card = price.value_or(0);
+    w.years = o.NumberOr("years", 3, 0.25, 30);
+    w.power_per_kwh = o.NumberOr("power_per_kwh", 0, 0, 1e4);
+    w.pue = o.NumberOr("pue", 1.4, 1, 5);
+    o.RejectUnknown();
+  }
   if (const Json* c = top.Raw("constraints")) {
     Fields cons(c, "/constraints", ctx, &out->normalized["constraints"]);
     if (const Json* gpus = cons.Raw("gpus")) {
@@ -149,9 +188,15 @@ Json FleetToJson(const ParsedFleet& pf, const FleetResult& r, const std::string&
     Json shares = Json::array();
     std::transform(o.shares.begin(), o.shares.end(), std::back_inserter(shares), ShareJson);
     Json cost = nullptr;
-    if (o.priced) {
-      cost = {{"own_usd_per_month", o.own_usd_per_month},
-              {"rent_usd_per_month", o.rent_usd_per_month}};
+    if (o.priced || o.tco) {
+      cost = {{"currency", pf.fleet.money.currency},
+              {"own_per_month", o.own_per_month},
+              {"own_basis", o.tco ? "ownership" : "rental_price"},
+              {"rent_per_month", o.priced ? Json(o.rent_per_month) : Json(nullptr)}};
+      if (o.tco) {
+        cost["purchase_per_month"] = o.purchase_per_month;
+        cost["power_per_month"] = o.power_per_month;
+      }
     }
     options.push_back({{"gpu", o.gpu.id},
                        {"name", o.gpu.name},
