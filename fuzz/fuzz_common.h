@@ -34,6 +34,8 @@ inline void CheckEnvelope(const std::string& text) {
         e["message"].get<std::string>().empty()) {
       std::abort();
     }
+    // A figure that is not a number is a bug, however politely reported.
+    if (e["code"] == "internal_not_a_number") std::abort();
   }
 }
 

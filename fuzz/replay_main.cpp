@@ -36,5 +36,5 @@ int main(int argc, char** argv) {
   }
   for (const auto& file : files) Replay(file);
   std::printf("replayed %zu inputs\n", files.size());
-  return 0;
+  return files.empty() ? 1 : 0;  // nothing replayed is a broken setup, not a pass
 }

@@ -6,7 +6,7 @@ const GiB = 2 ** 30;
 
 const kText = {
   en: {
-    title: 'GPU procurement sheet', made: 'Made by gpuplan {0} (catalog {1}) on {2}. Plan: {3}',
+    title: 'GPU procurement sheet', made: 'Made by gpuplan {0} (catalog {1}) on {2}. Plan:',
     lines: 'The six lines of requirements', derived: 'Hardware parameters derived from the plan',
     options: 'Recommended options', questions: 'Three questions for the vendor',
     checks: 'Three measurements on delivery', switch: 'Keeping a way to switch card types',
@@ -35,7 +35,7 @@ const kText = {
     node: '{0} W per node', seq: '{0}-token sequences',
   },
   'zh-CN': {
-    title: 'GPU 采购需求单', made: '由 gpuplan {0}（目录 {1}）于 {2} 生成。方案链接：{3}',
+    title: 'GPU 采购需求单', made: '由 gpuplan {0}（目录 {1}）于 {2} 生成。方案链接：',
     lines: '需求六行', derived: '由方案推出的硬件参数', options: '推荐方案',
     questions: '问供应商的三个问题', checks: '到货后的三项实测', switch: '保留更换卡型的路径',
     purpose: '用途', model: '模型与上下文', precision: '精度', duration: '时长或延迟目标',
@@ -153,7 +153,7 @@ export function procurementSheet(format, { lang, state, recs, gpus, link, catalo
     [T.checks, 'list', [T.m1, T.m2, T.m3]],
     [T.switch, 'text', [T.switch_text, T.prices]],
   ];
-  const made = fill(T.made, engineVersion, catalogVersion, date, link);
+  const made = fill(T.made, engineVersion, catalogVersion, date);
   if (format === 'html') {
     const body = sections.map(([title, kind, items]) => {
       let inner;
@@ -173,9 +173,11 @@ export function procurementSheet(format, { lang, state, recs, gpus, link, catalo
       `<title>${escapeHtml(T.title)}</title><style>body{font:11pt sans-serif;max-width:50em;margin:2em auto}` +
       'table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #999;padding:.2em .5em;text-align:left}' +
       '@media print{body{margin:0}}</style></head><body>\n' +
-      `<h1>${escapeHtml(T.title)}</h1><p>${escapeHtml(made)}</p>\n${body}\n</body></html>\n`;
+      `<h1>${escapeHtml(T.title)}</h1><p>${escapeHtml(made)} <a href="${escapeHtml(link)}">` +
+      `${escapeHtml(link)}</a></p>\n${body}\n</body></html>\n`;
   }
-  const md = [`# ${mdCell(T.title)}`, '', mdCell(made)];
+  // The link stays as it is (an autolink): escaping its # or _ would break it.
+  const md = [`# ${mdCell(T.title)}`, '', `${mdCell(made)} <${String(link).replace(/[<>\s]/g, encodeURIComponent)}>`];
   for (const [title, kind, items] of sections) {
     md.push('', `## ${mdCell(title)}`, '');
     if (kind === 'pairs') items.forEach(([k, v]) => md.push(`- **${mdCell(k)}**: ${mdCell(v)}`));

@@ -111,6 +111,9 @@ For every card type that runs all of them, prints the serving pool (peak, minimu
 utilisation), the batch pool sized for daily use (at least the largest job), whether serving
 and batch should share a pool (from the serving pool's idle hours), and the monthly cost owned
 (sized for the peak) or rented (following the curve); "growth" scales demand (six months').
+Money: "currency" {code, per_usd} converts the catalog's USD prices, "prices" {card id: price
+per card-hour} is your own list, "ownership" {purchase_per_card (a price, or {card id: price}),
+years, power_per_kwh, pue} prices owning as purchase over the years plus power.
 
 Example:
   gpuplan fleet tests/cli/fleet_example.json

@@ -72,9 +72,14 @@ bool Place(const FleetWorkload& w, double growth, const GpuSpec& card, FleetShar
     out->run_s = e.training.time_s;
   } else if (!w.online) {
     // Offline: the plan's replicas at their largest batch, until every sequence is generated.
-    const double per_replica = e.serving.at_request.decode_tokens_per_s_total;
-    const double tokens = w.requests_per_run * D(q.workload.output_tokens);
-    out->run_s = per_replica > 0 ? tokens / (per_replica * D(c.replicas)) : 0;
+    // Prefill every prompt, then decode every output, spread over the replicas.
+    const InferencePerf& at = e.serving.at_request;
+    const double prompts = w.requests_per_run * D(q.workload.prompt_tokens);
+    const double outputs = w.requests_per_run * D(q.workload.output_tokens);
+    const double per_replica_s =
+        (at.prefill_tokens_per_s > 0 ? prompts / at.prefill_tokens_per_s : 0) +
+        (at.decode_tokens_per_s_total > 0 ? outputs / at.decode_tokens_per_s_total : 0);
+    out->run_s = per_replica_s / D(std::max<int64_t>(1, c.replicas));
   }
   if (!w.online) {
     out->card_hours_per_day = D(c.count) * out->run_s / 3600 / every_days;
@@ -163,11 +168,12 @@ void Pools(FleetOption* o, double price, const FleetOwnership& own) {
     o->own_per_month = D(o->owned_cards) * 24 * kDaysPerMonth * price;
     o->rent_per_month = used * kDaysPerMonth * price;
   }
-  if (own.given) {
+  const auto purchase = own.purchase.find(o->gpu.id);
+  if (own.given && purchase != own.purchase.end()) {
     // Purchase spread evenly over the years of use; power for busy card-hours at board power
     // plus the server's share, idle ones at kIdlePowerFraction, times the site's PUE.
     o->tco = true;
-    o->purchase_per_month = D(o->owned_cards) * own.purchase_per_card / (own.years * 12);
+    o->purchase_per_month = D(o->owned_cards) * purchase->second / (own.years * 12);
     const double idle = std::max(0.0, D(o->owned_cards) * 24 - used);
     const double kwh_per_day = o->gpu.board_power_w / 1000 *
                                (used * (1 + kNodeOverheadFraction) + idle * kIdlePowerFraction);
@@ -205,6 +211,9 @@ FleetResult PlanFleet(const FleetRequest& f, const std::vector<GpuSpec>& cards) 
   }
   std::stable_sort(out.options.begin(), out.options.end(),
                    [](const FleetOption& a, const FleetOption& b) {
+                     // Costs of ownership first (comparable with each other), then rental
+                     // prices, then unpriced cards by count.
+                     if (a.tco != b.tco) return a.tco;
                      const bool ca = a.priced || a.tco;
                      const bool cb = b.priced || b.tco;
                      if (ca != cb) return ca;

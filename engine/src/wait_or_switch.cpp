@@ -7,9 +7,14 @@
 namespace gpuplan {
 namespace {
 
+// Hours below two days, days above.
 std::string Days(double s) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f days", s / 86400);
+  if (s < 172800) {
+    std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f days", s / 86400);
+  }
   return buf;
 }
 
@@ -46,28 +51,36 @@ WaitOrSwitch DecideWaitOrSwitch(const Request& base, const PlanResult& plan) {
     o.break_even_tokens = crossing > 0 ? crossing : 0;
   }
   const WaitOption& first = out.options[out.first_finisher];
-  if (best.wait_s <= 0) {
-    out.verdict = Note{"no_queue", {}, "the best card is available now: no reason to switch"};
-  } else if (out.first_finisher == 0) {
-    out.verdict = Note{"wait_for_best",
-                       {{"wait_s", best.wait_s}, {"finish_s", best.finish_s}},
-                       "wait for " + best.gpu_id + ": even after " + Days(best.wait_s) +
-                           " in the queue it finishes first, in " + Days(best.finish_s)};
-  } else {
-    std::string why = "start now on " + first.gpu_id + ": it finishes in " + Days(first.finish_s) +
-                      ", " + Days(best.finish_s - first.finish_s) + " before waiting " +
-                      Days(best.wait_s) + " for " + best.gpu_id;
-    if (first.break_even_tokens > 0) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.3g", first.break_even_tokens);
-      why += std::string("; for jobs longer than ") + buf + " tokens waiting would win";
-    }
-    out.verdict = Note{"switch_now",
-                       {{"finish_s", first.finish_s},
-                        {"saved_s", best.finish_s - first.finish_s},
-                        {"break_even_tokens", first.break_even_tokens}},
-                       why};
+  if (out.first_finisher == 0) {
+    out.verdict =
+        best.wait_s <= 0
+            ? Note{"no_queue", {}, "the plan's first card is available now and finishes first"}
+            : Note{"wait_for_best",
+                   {{"wait_s", best.wait_s}, {"finish_s", best.finish_s}},
+                   "wait for " + best.gpu_id + ": even after " + Days(best.wait_s) +
+                       " in the queue it finishes first, in " + Days(best.finish_s)};
+    return out;
   }
+  std::string why =
+      (first.wait_s > 0 ? "take " + first.gpu_id + " after its " + Days(first.wait_s) + " queue"
+                        : "start now on " + first.gpu_id) +
+      ": it finishes in " + Days(first.finish_s) + ", " + Days(best.finish_s - first.finish_s) +
+      " before " + (best.wait_s > 0 ? "waiting " + Days(best.wait_s) + " for " : "running on ") +
+      best.gpu_id;
+  if (first.break_even_tokens > 0) {
+    // Which side of the crossing favours the plan's first card: the one that is faster per
+    // token wins the longer jobs.
+    const bool best_faster = first.run_s > best.run_s;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g", first.break_even_tokens);
+    why += std::string("; for jobs ") + (best_faster ? "longer" : "shorter") + " than " + buf +
+           " tokens " + best.gpu_id + " would finish first";
+  }
+  out.verdict = Note{"switch_now",
+                     {{"finish_s", first.finish_s},
+                      {"saved_s", best.finish_s - first.finish_s},
+                      {"break_even_tokens", first.break_even_tokens}},
+                     why};
   return out;
 }
 

@@ -149,17 +149,23 @@ TEST(Fleet, OwnershipIsPurchaseOverTheYearsPlusPowerInTheUsersCurrency) {
   EXPECT_EQ(cost["own_basis"], "ownership");
   EXPECT_DOUBLE_EQ(cost["purchase_per_month"].get<double>(), 6000.0);
   EXPECT_DOUBLE_EQ(cost["own_per_month"].get<double>(), 6000.0);
-  // Renting: the card-hours used x 30.4 days x 20 CNY.
-  const double hours =
-      env["result"]["options"][0]["batch_pool"]["card_hours_per_day"].get<double>();
-  EXPECT_NEAR(cost["rent_per_month"].get<double>(), hours * 30.4 * 20, 1e-6);
-  // Power: an idle H100 (700 W board) draws 15% of it, 105 W, all month at PUE 1.4 and
-  // 1 CNY/kWh: at most 0.105 kW x 24 h x 30.4 d x 1.4 = 107.2 CNY, plus the busy hours' draw.
+  // Renting follows the user's price list: twice the hourly price, twice the rent.
+  const double rent20 = cost["rent_per_month"].get<double>();
+  req["prices"]["h100-sxm-80gb"] = 40;
+  const double rent40 = Json::parse(testing::ShippedEngine().Fleet(
+      req.dump()))["result"]["options"][0]["cost"]["rent_per_month"]
+                            .get<double>();
+  EXPECT_NEAR(rent40 / rent20, 2.0, 1e-12);
+  req["prices"]["h100-sxm-80gb"] = 20;
+  // Power, with the job run once in ten years so the card is idle all month: an idle H100
+  // (700 W board) draws 15% of it, 105 W; x 24 h x 30.4 d x PUE 1.4 at 1 CNY/kWh =
+  // 0.105 x 24 x 30.4 x 1.4 = 107.25 CNY (the busy hours add under 0.1).
   req["ownership"]["power_per_kwh"] = 1;
+  req["workloads"][0]["every_days"] = 3650;
   env = Json::parse(testing::ShippedEngine().Fleet(req.dump()));
   cost = env["result"]["options"][0]["cost"];
-  EXPECT_GT(cost["power_per_month"].get<double>(), 100.0);
-  EXPECT_LT(cost["power_per_month"].get<double>(), 300.0);
+  EXPECT_NEAR(cost["power_per_month"].get<double>(), 107.25, 0.1);
+  req["workloads"][0]["every_days"] = 7;
   // Without the user's price list, the catalog's USD price is converted at 7.2.
   req.erase("prices");
   req.erase("ownership");
@@ -171,6 +177,12 @@ TEST(Fleet, OwnershipIsPurchaseOverTheYearsPlusPowerInTheUsersCurrency) {
       req.dump()))["result"]["options"][0]["cost"]["own_per_month"]
                          .get<double>();
   EXPECT_NEAR(cny / usd, 7.2, 1e-12);
+  // One purchase price cannot stand for several card types.
+  req["constraints"]["gpus"] = {"h100-sxm-80gb", "l4-24gb"};
+  req["ownership"] = {{"purchase_per_card", 216000}};
+  env = Json::parse(testing::ShippedEngine().Fleet(req.dump()));
+  ASSERT_FALSE(env["ok"].get<bool>());
+  EXPECT_EQ(env["errors"][0]["path"], "/ownership/purchase_per_card");
 }
 
 }  // namespace

@@ -58,6 +58,29 @@ TEST(WaitOrSwitch, AtTheBreakEvenLengthBothFinishTogether) {
             "h100-sxm-80gb");
 }
 
+TEST(WaitOrSwitch, WhenThePlansFirstCardIsSlowerShortJobsFavourIt) {
+  // The plan ranks fewest cards first: one B200 before four H100s, which are faster per token.
+  // With a short queue for the B200 and a long one for the H100s, the H100s win this job; the
+  // crossing then favours the B200 for shorter jobs, and the verdict must say so.
+  auto job = [](double tokens) -> Json {
+    return {{"model", {{"preset", "llama-3.1-8b"}}},
+            {"workload", {{"kind", "full_finetune"}, {"tokens", tokens}}},
+            {"constraints",
+             {{"gpus", {"b200-sxm-180gb", "h100-sxm-80gb"}},
+              {"max_gpus", 8},
+              {"wait_s", {{"b200-sxm-180gb", 3600}, {"h100-sxm-80gb", 39600}}}}}};
+  };
+  const Json w = Plan(job(2e9))["wait_or_switch"];
+  ASSERT_EQ(w["options"][0]["gpu"], "b200-sxm-180gb");
+  ASSERT_EQ(w["first_to_finish"], "h100-sxm-80gb");
+  const std::string message = w["verdict"]["message"];
+  EXPECT_NE(message.find("take h100-sxm-80gb after its"), std::string::npos) << message;
+  EXPECT_NE(message.find("for jobs shorter than"), std::string::npos) << message;
+  const double tokens = w["options"][1]["break_even_tokens"].get<double>();
+  ASSERT_GT(tokens, 0);
+  EXPECT_EQ(Plan(job(tokens / 2))["wait_or_switch"]["first_to_finish"], "b200-sxm-180gb");
+}
+
 TEST(WaitOrSwitch, InputErrorsNameTheCard) {
   Json bad = Job(2e9, -1);
   Json env = Json::parse(testing::ShippedEngine().Plan(bad.dump()));

@@ -5,7 +5,7 @@
 // Usage: node tests/web/make-golden-links.mjs [path/to/gpuplan]
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { buildRequest, calibrationState, encodeShare, kDefaults } from '../../web/state.js';
+import { buildRequest, calibrationState, decodeShare, encodeShare, kDefaults } from '../../web/state.js';
 
 const cli = process.argv[2] || 'build/native-release/bin/gpuplan';
 const engine = execFileSync(cli, ['--version']).toString().trim().replace(/^gpuplan /, '');
@@ -19,6 +19,7 @@ const states = {
     output_tokens: '512', concurrency: '64', ttft_ms: '800', tpot_ms: '40', weights: 'fp8' },
   'QLoRA by architecture numbers, power-limited': { kind: 'qlora', weights: 'nf4', layers: '32', hidden: '4096',
     intermediate: '14336', heads: '32', kv_heads: '8', vocab: '128256', node_power_w: '6000', cooling: 'air' },
+  'serving with the page\'s defaults': { kind: 'inference' },
   'calibrated full fine-tune': { kind: 'full_finetune', model: 'llama-3.2-1b', seq_len: '2048',
     ...calibrationState({ compute: 0.8, bandwidth: 1, memory: 1.1, interconnect: 0.5,
       measured_on: 'h100-sxm-80gb' }) },
@@ -35,10 +36,15 @@ const links = Object.entries(states).map(([name, diff]) => {
   }));
   return { name, hash: `#${encodeShare(state, catalog, engine)}`, request, rows };
 });
+// A link from before links named their versions: the defaults alone, no cv, no ev.
+links.push({ name: 'defaults, without versions', hash: '#1.e30', request: buildRequest({ ...kDefaults }),
+  rows: links[0].rows });
+// What an empty format-1 link means, field by field: a later change to a default shows here.
+const formatDefaults = { 1: decodeShare('#1.e30').state };
 writeFileSync('tests/web/golden-links.json', `${JSON.stringify({
   about: 'Share links saved with the request the page built from them and the first rows of ' +
     'gpuplan plan for it. Every later page must build the same request from each link; an ' +
     'engine and catalog of the same versions must give the same rows; other versions must ' +
     'make the page say so (docs/changes.md). Written by tests/web/make-golden-links.mjs.',
-  engine_version: engine, catalog_version: catalog, links }, null, 1)}\n`);
+  engine_version: engine, catalog_version: catalog, format_defaults: formatDefaults, links }, null, 1)}\n`);
 console.log(`golden links: ${links.length} (engine ${engine}, catalog ${catalog})`);

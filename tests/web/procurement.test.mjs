@@ -36,7 +36,7 @@ test('the English Markdown sheet holds the six lines, the plan\'s options and th
   const need = plan.recommendations[0].estimate.memory.total_with_headroom_bytes / 2 ** 30;
   assert.match(md, new RegExp(`at least ${Math.ceil(need)} GiB`));
   assert.equal((md.match(/^\d\. /gm) ?? []).length, 6, 'three questions and three measurements');
-  assert.match(md, /Made by gpuplan e1 \(catalog c1\) on 2026-11-30/);
+  assert.match(md, /Made by gpuplan e1 \(catalog c1\) on 2026-11-30\. Plan: <https:\/\/example\/#1\.x>/);
   // The first card's own link is named in the second question.
   const link = gpus.get(plan.recommendations[0].gpu).intra_node?.kind;
   if (link) assert.ok(md.includes(`inside a server (${link.replace(/_/g, '\\_')})`), link);

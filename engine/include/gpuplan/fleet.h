@@ -35,7 +35,7 @@ struct FleetMoney {
 /// Buying instead of renting (MISSION M26): purchase spread over the years of use, plus power.
 struct FleetOwnership {
   bool given = false;
-  double purchase_per_card = 0;  ///< in currency, card plus its share of the server
+  std::map<std::string, double> purchase;  ///< card id -> price per card (with its server share)
   double years = 3;
   double power_per_kwh = 0;  ///< in currency
   double pue = 1.4;          ///< facility power / IT power

@@ -113,6 +113,7 @@ bool ParseFleet(std::string_view text, const LoadedCatalog& catalog, ParsedFleet
     }
   }
   out->fleet.growth = top.NumberOr("growth", 1, 0.01, 100);
+  double purchase_for_all = -1;
   // Money: the user's currency and exchange rate, their own price list, and buying.
   FleetMoney& money = out->fleet.money;
   if (const Json* c = top.Raw("currency")) {
@@ -142,11 +143,35 @@ bool ParseFleet(std::string_view text, const LoadedCatalog& catalog, ParsedFleet
   if (const Json* own = top.Raw("ownership")) {
     Fields o(own, "/ownership", ctx, &out->normalized["ownership"]);
     FleetOwnership& w = out->fleet.ownership;
-    const auto price = o.Number("purchase_per_card", 0, 1e9);
-    if (!price)
-      ctx.Error("missing_field", "/ownership/purchase_per_card", "is needed to price owning");
-    w.given = price.has_value();
-    w.purchase_per_card = price.value_or(0);
+    // One price for one card type, or {card id: price} for several: one figure for an L4 and a
+    // B200 alike would rank nothing.
+    const Json* price = o.Raw("purchase_per_card");
+    const std::string at = "/ownership/purchase_per_card";
+    auto good = [](const Json& v) {
+      return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= 1e9;
+    };
+    if (price == nullptr) {
+      ctx.Error("missing_field", at, "is needed to price owning");
+    } else if (price->is_object()) {
+      for (const auto& [id, v] : price->items()) {
+        if (catalog.FindGpu(id) == nullptr) {
+          ctx.Error("unknown_gpu", at + "/" + PointerToken(id),
+                    "is not a card in catalog " + catalog.version);
+        } else if (!good(v)) {
+          ctx.Error("out_of_range", at + "/" + PointerToken(id),
+                    "must be a price from 0 to 10^9, got " + Show(v));
+        } else {
+          w.purchase[id] = v.get<double>();
+        }
+      }
+    } else if (good(*price)) {
+      purchase_for_all = price->get<double>();
+    } else {
+      ctx.Error("out_of_range", at,
+                "must be a price from 0 to 10^9, or {card id: price}, got " + Show(*price));
+    }
+    out->normalized["ownership"]["purchase_per_card"] = price != nullptr ? *price : Json(nullptr);
+    w.given = price != nullptr;
     w.years = o.NumberOr("years", 3, 0.25, 30);
     w.power_per_kwh = o.NumberOr("power_per_kwh", 0, 0, 1e4);
     w.pue = o.NumberOr("pue", 1.4, 1, 5);
@@ -178,6 +203,15 @@ bool ParseFleet(std::string_view text, const LoadedCatalog& catalog, ParsedFleet
     cons.RejectUnknown();
   }
   if (out->cards.empty()) out->cards = catalog.gpus;
+  if (purchase_for_all >= 0) {
+    if (out->cards.size() != 1) {
+      ctx.Error(
+          "ambiguous", "/ownership/purchase_per_card",
+          "one price fits one card type: give constraints.gpus one card, or {card id: price}");
+    } else {
+      out->fleet.ownership.purchase[out->cards.front().id] = purchase_for_all;
+    }
+  }
   top.RejectUnknown();
   return errors->size() == before;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "json/result_io.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -19,9 +20,11 @@ int64_t RoundBytes(double v) {
   return std::isfinite(v) && std::fabs(v) <= kMaxBytes ? static_cast<int64_t>(std::llround(v)) : -1;
 }
 
+// Too large for an exact integer: +infinity (reported as out of range). Not a number: NaN,
+// which only a bug produces (reported as an internal error, so fuzzing and tests catch it).
 Json Bytes(double v) {
-  if (!std::isfinite(v) || std::fabs(v) > kMaxBytes)
-    return std::numeric_limits<double>::quiet_NaN();
+  if (std::isnan(v)) return std::numeric_limits<double>::quiet_NaN();
+  if (!std::isfinite(v) || std::fabs(v) > kMaxBytes) return std::numeric_limits<double>::infinity();
   return static_cast<int64_t>(std::llround(v));
 }
 
@@ -133,14 +136,17 @@ Json CostJson(const Estimate& e) {
            c.usd_per_million_tokens >= 0 ? Json(c.usd_per_million_tokens) : Json(nullptr)}};
 }
 
-bool AllFinite(const Json& j) {
-  if (j.is_number_float()) return std::isfinite(j.get<double>());
-  if (j.is_structured()) {
-    for (const auto& v : j) {
-      if (!AllFinite(v)) return false;
-    }
+// 0: every number finite; 1: some too large (infinite); 2: some not a number.
+int Finiteness(const Json& j) {
+  if (j.is_number_float()) {
+    const double v = j.get<double>();
+    return std::isnan(v) ? 2 : (std::isinf(v) ? 1 : 0);
   }
-  return true;
+  int worst = 0;
+  if (j.is_structured()) {
+    for (const auto& v : j) worst = std::max(worst, Finiteness(v));
+  }
+  return worst;
 }
 
 Json WaitJson(const WaitOrSwitch& w) {
@@ -313,9 +319,16 @@ Json ErrorEnvelope(const Diagnostics& errors) {
 }
 
 std::string DumpEnvelope(const Json& envelope) {
-  if (!AllFinite(envelope)) {
+  const int finiteness = Finiteness(envelope);
+  if (finiteness == 2) {
+    return ErrorEnvelope({{"internal_not_a_number", "",
+                           "the engine computed a figure that is not a number: a bug, please "
+                           "report the request"}})
+        .dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  if (finiteness == 1) {
     return ErrorEnvelope({{"result_out_of_range", "",
-                           "the estimate exceeds 2^53 bytes (9 PB) or is not a number: check the "
+                           "the estimate exceeds 2^53 bytes (9 PB) or overflows: check the "
                            "request's batch, sequence, concurrency and dataset sizes"}})
         .dump(-1, ' ', false, Json::error_handler_t::replace);
   }
