@@ -1,6 +1,6 @@
 // The team-fleet panel (MISSION M24): gpuplan fleet's request as JSON text, its answer as a
 // table. The text travels in the share link (state.fleet); every number is the engine's.
-import { el, fmt, renderList } from './render.js';
+import { el, renderList } from './render.js';
 
 const $ = (sel) => document.querySelector(sel);
 const errorLine = (e) => `${e.path || '(root)'}: ${e.message}`;
