@@ -28,8 +28,13 @@ export function fleetExample(model) {
 const pct = (v) => `${Math.round(100 * v)}%`;
 const money = (v, currency) => (v == null ? '—' : `${Math.round(v).toLocaleString('en')} ${currency}`);
 
+let lastFleet = null;  // the latest answer, for the procurement sheet
+
+export const latestFleet = () => lastFleet;
+
 export function renderFleet(text) {
   const envelope = JSON.parse(text);
+  lastFleet = envelope.ok ? envelope.result : null;
   const tbody = $('#fleet-table tbody');
   if (!envelope.ok) {
     $('#fleet-errors').replaceChildren(...envelope.errors.map((e) => el('p', { text: errorLine(e) })));

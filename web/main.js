@@ -5,7 +5,7 @@ import { buildRequest, calibrationOf, calibrationState, decodeShare, encodeShare
   kTraining } from './state.js';
 import { el, exportPlan, renderDetail, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
 import { MeasurePanel, renderDiagnosis, showBanner } from './calibration-view.js';
-import { initFleet, renderFleet } from './fleet-view.js';
+import { initFleet, latestFleet, renderFleet } from './fleet-view.js';
 
 const $ = (sel) => document.querySelector(sel);
 const params = new URLSearchParams(location.search);
@@ -457,6 +457,7 @@ function init() {
       $('#export-out').value = procurementSheet(format.slice(6), {
         lang: $('#lang').value, state, recs: sortedRows().map((r) => r.rec), gpus: catalogGpus,
         link: shareUrl(false), catalogVersion, engineVersion, date: new Date().toISOString().slice(0, 10),
+        fleet: latestFleet(),
       });
       return;
     }

@@ -30,6 +30,8 @@ const kText = {
     switch_text: 'Keep the stack on portable layers (PyTorch, Hugging Face, vLLM or SGLang) and the ' +
       'alternatives above on the shortlist: no vendor-locked interface should stand between the job and another card type.',
     prices: 'Prices are indicative catalog figures in USD per card-hour; replace them with your own price list.',
+    fleet: 'Team fleet (all workloads together)',
+    fleet_head: ['Card', 'Owned cards', 'Serving peak / min', 'Batch cards', 'Share the pool', 'Per month: own / rent'],
     tokens: '{0} training tokens', deadline: 'within {0} h', serve: '{0} concurrent requests, {1} prompt + {2} output tokens',
     ttft: 'TTFT ≤ {0} ms', tpot: 'TPOT ≤ {0} ms', max: 'at most {0} cards', budget: 'budget ${0}',
     node: '{0} W per node', seq: '{0}-token sequences',
@@ -57,6 +59,8 @@ const kText = {
     switch_text: '软件栈保持在可移植的层（PyTorch、Hugging Face、vLLM 或 SGLang），并把上表中的备选方案留在候选名单上：' +
       '任务与其他卡型之间不应隔着厂商锁定的接口。',
     prices: '价格为目录中的参考值（美元/卡时），请换成贵方自己的报价。',
+    fleet: '团队资源池（全部负载合计）',
+    fleet_head: ['显卡', '自有卡数', '服务池峰值 / 最低', '批处理卡数', '是否共用', '每月：自有 / 租用'],
     tokens: '训练 {0} token', deadline: '{0} 小时内完成', serve: '{0} 路并发，输入 {1} + 输出 {2} token',
     ttft: '首 token ≤ {0} ms', tpot: '每 token ≤ {0} ms', max: '最多 {0} 张卡', budget: '预算 ${0}',
     node: '每节点 {0} W', seq: '序列长度 {0} token',
@@ -136,9 +140,15 @@ function mdCell(c) {
     .replace(/[|[\]\\`*_!#]/g, (x) => `\\${x}`).replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
+function fleetRow(o) {
+  const money = (v) => (v == null ? '—' : `${round(v)} ${o.cost.currency}`);
+  return [o.name, o.owned_cards, o.serving_pool.peak_cards ? `${o.serving_pool.peak_cards} / ${o.serving_pool.min_cards}` : '—',
+    o.batch_pool.cards || '—', o.share_pools.code, o.cost ? `${money(o.cost.own_per_month)} / ${money(o.cost.rent_per_month)}` : '—'];
+}
+
 // format 'md' | 'html'; `recs` are the plan's recommendations (best first), `gpus` the catalog's
-// cards by id, `state` the form's six lines.
-export function procurementSheet(format, { lang, state, recs, gpus, link, catalogVersion, engineVersion, date }) {
+// cards by id, `state` the form's six lines, `fleet` the team-fleet answer when there is one.
+export function procurementSheet(format, { lang, state, recs, gpus, link, catalogVersion, engineVersion, date, fleet }) {
   const T = kText[lang] ?? kText.en;
   const kinds = kKinds[lang] ?? kKinds.en;
   const top = recs.slice(0, 3);
@@ -148,6 +158,7 @@ export function procurementSheet(format, { lang, state, recs, gpus, link, catalo
     [T.lines, 'pairs', sixLines(T, kinds, state)],
     [T.derived, 'pairs', first ? derived(T, first, firstGpu) : []],
     [T.options, 'table', top.map((r) => optionRow(r, gpus.get(r.gpu)))],
+    ...(fleet?.options?.length ? [[T.fleet, 'fleet', fleet.options.slice(0, 3).map(fleetRow)]] : []),
     [T.questions, 'list', [fill(T.q1, first ? `${first.count} × ${firstGpu?.name ?? first.gpu}` : '—'),
       fill(T.q2, firstGpu?.intra_node?.kind ?? 'pcie'), T.q3]],
     [T.checks, 'list', [T.m1, T.m2, T.m3]],
@@ -159,8 +170,9 @@ export function procurementSheet(format, { lang, state, recs, gpus, link, catalo
       let inner;
       if (kind === 'pairs') {
         inner = `<table>${items.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
-      } else if (kind === 'table') {
-        inner = `<table><thead><tr>${T.head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>` +
+      } else if (kind === 'table' || kind === 'fleet') {
+        const head = kind === 'fleet' ? T.fleet_head : T.head;
+        inner = `<table><thead><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>` +
           `${items.map((row) => `<tr>${row.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
       } else if (kind === 'list') {
         inner = `<ol>${items.map((i) => `<li>${escapeHtml(i)}</li>`).join('')}</ol>`;
@@ -181,8 +193,9 @@ export function procurementSheet(format, { lang, state, recs, gpus, link, catalo
   for (const [title, kind, items] of sections) {
     md.push('', `## ${mdCell(title)}`, '');
     if (kind === 'pairs') items.forEach(([k, v]) => md.push(`- **${mdCell(k)}**: ${mdCell(v)}`));
-    else if (kind === 'table') {
-      md.push(`| ${T.head.map(mdCell).join(' | ')} |`, `| ${T.head.map(() => '---').join(' | ')} |`,
+    else if (kind === 'table' || kind === 'fleet') {
+      const head = kind === 'fleet' ? T.fleet_head : T.head;
+      md.push(`| ${head.map(mdCell).join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`,
         ...items.map((row) => `| ${row.map(mdCell).join(' | ')} |`));
     } else if (kind === 'list') items.forEach((i, n) => md.push(`${n + 1}. ${mdCell(i)}`));
     else items.forEach((i) => md.push(mdCell(i), ''));

@@ -85,18 +85,44 @@ bool Place(const FleetWorkload& w, double growth, const GpuSpec& card, FleetShar
     out->card_hours_per_day = D(c.count) * out->run_s / 3600 / every_days;
     return true;
   }
-  // Online: replicas follow the day's curve; one always stays up.
-  const int64_t per_replica = std::max<int64_t>(1, e.serving.max_concurrency);
-  const int64_t gpus = c.request.parallel.gpus;
-  for (int h = 0; h < 24; ++h) {
-    const double wanted = std::ceil(w.concurrency_by_hour[h] * growth);
-    const int64_t replicas =
-        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(wanted / D(per_replica))));
-    out->cards_by_hour[h] = replicas * gpus;
-    out->card_hours_per_day += D(out->cards_by_hour[h]);
+  // Online: replicas follow the day's curve; one always stays up. The replica the plan picks
+  // for the peak may be large (a TP4 group up all night); the one it picks for the quietest
+  // hour may follow the curve more closely. Keep whichever serves the day in fewer card-hours.
+  const double lowest =
+      *std::min_element(w.concurrency_by_hour.begin(), w.concurrency_by_hour.end());
+  Request quiet = q;
+  quiet.workload.SetConcurrency(std::max<int64_t>(1, std::llround(std::ceil(lowest * growth))));
+  const PlanResult small = Plan(quiet, {card});
+  std::vector<const PlanChoice*> candidates = {&c};
+  if (!small.recommendations.empty()) candidates.push_back(&small.recommendations.front());
+  bool placed = false;
+  for (const PlanChoice* cand : candidates) {
+    const Estimate ce = EstimateSetup(cand->request, /*with_levers=*/false);
+    const int64_t per_replica = std::max<int64_t>(1, ce.serving.max_concurrency);
+    const int64_t gpus = cand->request.parallel.gpus;
+    std::array<int64_t, 24> by_hour{};
+    double card_hours = 0;
+    for (int h = 0; h < 24; ++h) {
+      const double wanted = std::ceil(w.concurrency_by_hour[h] * growth);
+      const int64_t replicas =
+          std::max<int64_t>(1, static_cast<int64_t>(std::ceil(wanted / D(per_replica))));
+      by_hour[h] = replicas * gpus;
+      card_hours += D(by_hour[h]);
+    }
+    const int64_t peak = *std::max_element(by_hour.begin(), by_hour.end());
+    if (q.constraints.max_gpus > 0 && peak > q.constraints.max_gpus) continue;
+    if (placed && card_hours >= out->card_hours_per_day) continue;
+    placed = true;
+    out->cards_by_hour = by_hour;
+    out->card_hours_per_day = card_hours;
+    out->cards_at_peak = peak;
+    // One replica's layout, and how many sequences it holds within the latency targets.
+    PlanChoice one = *cand;
+    one.count = gpus;
+    one.replicas = 1;
+    out->setup = Setup(one) + " per replica, up to " + std::to_string(per_replica) + " sequences";
   }
-  out->cards_at_peak = *std::max_element(out->cards_by_hour.begin(), out->cards_by_hour.end());
-  return true;
+  return placed;
 }
 
 void Pools(FleetOption* o, double price, const FleetOwnership& own) {

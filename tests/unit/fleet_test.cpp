@@ -187,3 +187,34 @@ TEST(Fleet, OwnershipIsPurchaseOverTheYearsPlusPowerInTheUsersCurrency) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(Fleet, ServingReplicasAreSizedToFollowTheCurve) {
+  // 768 sequences at the peak hour fit one 4-card replica on A100s, which would then stay up
+  // all night; replicas of one card follow the curve down to a single card at night, and one
+  // 80 GB card holds Llama 3.1 8B in bf16 (16 GB) with room for a large batch.
+  std::vector<int> day(24, 16);
+  for (int h = 9; h < 17; ++h) day[h] = 768;
+  const Json r = Json::parse(testing::ShippedEngine().Fleet(
+      Json({{"workloads",
+             Json::array(
+                 {{{"name", "chat"},
+                   {"request",
+                    {{"model", {{"preset", "llama-3.1-8b"}}},
+                     {"workload",
+                      {{"kind", "inference"}, {"prompt_tokens", 1024}, {"output_tokens", 256}}},
+                     {"constraints", {{"ttft_ms", 1000}, {"tpot_ms", 50}}}}},
+                   {"concurrency_by_hour", day}}})},
+            {"constraints", {{"gpus", {"a100-sxm-80gb"}}, {"max_gpus", 16}}}})
+          .dump()));
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  const Json& pool = r["result"]["options"][0]["serving_pool"];
+  EXPECT_EQ(pool["min_cards"], 1);
+  EXPECT_GT(pool["peak_cards"].get<int>(), 1);
+  EXPECT_LT(pool["utilization"].get<double>(), 1.0);
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -42,6 +42,16 @@ test('the English Markdown sheet holds the six lines, the plan\'s options and th
   if (link) assert.ok(md.includes(`inside a server (${link.replace(/_/g, '\\_')})`), link);
 });
 
+test('a team fleet, when planned, joins the sheet with its costs in the user\'s currency', () => {
+  const fleet = JSON.parse(execFileSync(cli, ['fleet', 'tests/cli/fleet_example.json']).toString());
+  const md = procurementSheet('md', { ...args, lang: 'en', fleet });
+  assert.match(md, /## Team fleet \(all workloads together\)/);
+  const first = fleet.options[0];
+  assert.ok(md.includes(`| ${first.name} | ${first.owned_cards} |`), md.slice(md.indexOf('## Team fleet'), 900));
+  assert.ok(md.includes(first.cost.currency));
+  assert.ok(!procurementSheet('md', { ...args, lang: 'en' }).includes('Team fleet'));
+});
+
 test('the Chinese printable HTML sheet escapes every text', () => {
   const hostile = { ...args, state: { ...state, model: '<img src=x onerror=alert(1)>' } };
   const html = procurementSheet('html', { ...hostile, lang: 'zh-CN' });
