@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <string>
 
+#include "format.h"
 #include "gpuplan/estimate.h"
 #include "gpuplan/perf_model.h"
 #include "remedies.h"
@@ -14,13 +14,8 @@
 namespace gpuplan {
 namespace {
 
-double D(int64_t v) { return static_cast<double>(v); }
-
-std::string Fmt(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
+using text::D;
+using text::Fmt;
 
 // Bounds on a derived factor: beyond them the measurement says something other than an
 // efficiency (a wrong card, a throttled clock, another setup), and the note says so.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The mismatches an estimate already shows, before anything is measured (seed 000 section 4).
-#include <cstdio>
 #include <string>
 
+#include "format.h"
 #include "gpuplan/calibration.h"
 #include "gpuplan/estimate.h"
 #include "remedies.h"
@@ -10,11 +10,7 @@
 namespace gpuplan {
 namespace {
 
-std::string Percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
-  return buf;
-}
+std::string Percent(double fraction) { return text::Fmt("%.0f%%", fraction * 100); }
 
 }  // namespace
 

@@ -3,22 +3,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
+#include "format.h"
 #include "gpuplan/estimate.h"
 #include "gpuplan/planner.h"
 
 namespace gpuplan {
 namespace {
 
-double D(int64_t v) { return static_cast<double>(v); }
-
-std::string Fmt(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
+using text::D;
+using text::Fmt;
 
 std::string Setup(const PlanChoice& c) {
   const Parallel& p = c.request.parallel;

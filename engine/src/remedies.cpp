@@ -2,10 +2,10 @@
 #include "remedies.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <string>
 
+#include "format.h"
 #include "gpuplan/units.h"
 
 namespace gpuplan::remedies {
@@ -13,11 +13,7 @@ namespace {
 
 using Changes = std::vector<Remedy::Change>;
 
-std::string Format(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
+using text::Fmt;
 
 std::string Int(int64_t v) { return std::to_string(v); }
 
@@ -124,7 +120,7 @@ std::vector<Remedy> Memory(const Request& r, double need_bytes) {
   } else {
     ServingMemory(r, &out);
   }
-  out.push_back(Advice("bigger_card", "a card with at least " + Format("%.1f", need_bytes / kGiB) +
+  out.push_back(Advice("bigger_card", "a card with at least " + Fmt("%.1f", need_bytes / kGiB) +
                                           " GiB (the need with headroom): run plan to pick one"));
   return out;
 }
@@ -142,7 +138,7 @@ std::vector<Remedy> Throughput(const Request& r, const Estimate& e) {
       "check_host_ram",
       "keep host RAM at 70-80% while it runs (above: the page cache and workers swap; below: "
       "room to cache the dataset); this setup wants " +
-          Format("%.0f", e.host_ram_bytes / kGiB) + " GiB per node"));
+          Fmt("%.0f", e.host_ram_bytes / kGiB) + " GiB per node"));
   out.push_back(Advice("check_bandwidth",
                        "check the storage read rate and the host-to-GPU link (PCIe) with the "
                        "loader alone; on several cards, the interconnect with nccl-tests"));
@@ -173,7 +169,7 @@ std::vector<Remedy> Speedup(const Request& r, const Estimate& e) {
   const TrainingPerf& t = e.training;
   out.push_back(Advice("check_interconnect",
                        "measure the links with nccl-tests all_reduce_perf: the estimate assumes " +
-                           Format("%.0f", t.dp_bandwidth / kGB) +
+                           Fmt("%.0f", t.dp_bandwidth / kGB) +
                            " GB/s per GPU for data-parallel traffic" +
                            (t.dp_crosses_nodes ? " (across nodes)" : " (inside one node)")));
   const Parallel& p = r.parallel;
