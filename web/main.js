@@ -350,6 +350,8 @@ function applyShare() {
       shareError = null;
     } catch (err) {
       state = { ...kDefaults };
+      sharedVersion = null;  // a broken link names no versions: no stale notice from the last one
+      sharedEngine = null;
       shareError = err.message;
     }
   }
