@@ -234,4 +234,19 @@ LoadedCatalog LoadCatalog(std::string_view gpus_text, std::string_view models_te
   return cat;
 }
 
+void ReadCardNumbers(const Json& obj, const std::string& path, const LoadedCatalog& cat,
+                     const ReadContext& ctx, double max, const std::string& requirement,
+                     std::map<std::string, double>* out) {
+  for (const auto& [id, v] : obj.items()) {
+    const std::string at = path + "/" + PointerToken(id);
+    if (cat.FindGpu(id) == nullptr) {
+      ctx.Error("unknown_gpu", at, "is not a card in catalog " + cat.version);
+    } else if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > max) {
+      ctx.Error("out_of_range", at, "must be " + requirement + ", got " + Show(v));
+    } else {
+      (*out)[id] = v.get<double>();
+    }
+  }
+}
+
 }  // namespace gpuplan::json_io

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,5 +47,12 @@ std::optional<GpuSpec> GpuFromJson(const Json& card, const std::string& path,
 
 /// Returns the catalog ids closest to `id` for a "did you mean" hint (at most three).
 std::string NearestIds(const std::string& id, const std::vector<std::string>& ids);
+
+/// Reads `{card id: number}` (constraints.wait_s, fleet prices, purchase prices): each card must
+/// be in `cat` and each number in [0, max]; a bad entry is an error at its own path, the rest
+/// are kept. `requirement` completes "must be ..." (e.g. "a wait in seconds from 0 to 1e9").
+void ReadCardNumbers(const Json& obj, const std::string& path, const LoadedCatalog& cat,
+                     const ReadContext& ctx, double max, const std::string& requirement,
+                     std::map<std::string, double>* out);
 
 }  // namespace gpuplan::json_io

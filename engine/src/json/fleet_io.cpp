@@ -126,17 +126,8 @@ bool ParseFleet(std::string_view text, const LoadedCatalog& catalog, ParsedFleet
     if (!prices->is_object()) {
       ctx.Error("wrong_type", "/prices", "must be an object of card id -> price per card-hour");
     } else {
-      for (const auto& [id, v] : prices->items()) {
-        const std::string path = "/prices/" + PointerToken(id);
-        if (catalog.FindGpu(id) == nullptr) {
-          ctx.Error("unknown_gpu", path, "is not a card in catalog " + catalog.version);
-        } else if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1e7) {
-          ctx.Error("out_of_range", path,
-                    "must be a price per card-hour from 0 to 10^7, got " + Show(v));
-        } else {
-          money.hourly[id] = v.get<double>();
-        }
-      }
+      ReadCardNumbers(*prices, "/prices", catalog, ctx, 1e7, "a price per card-hour from 0 to 10^7",
+                      &money.hourly);
       out->normalized["prices"] = *prices;
     }
   }
@@ -153,17 +144,7 @@ bool ParseFleet(std::string_view text, const LoadedCatalog& catalog, ParsedFleet
     if (price == nullptr) {
       ctx.Error("missing_field", at, "is needed to price owning");
     } else if (price->is_object()) {
-      for (const auto& [id, v] : price->items()) {
-        if (catalog.FindGpu(id) == nullptr) {
-          ctx.Error("unknown_gpu", at + "/" + PointerToken(id),
-                    "is not a card in catalog " + catalog.version);
-        } else if (!good(v)) {
-          ctx.Error("out_of_range", at + "/" + PointerToken(id),
-                    "must be a price from 0 to 10^9, got " + Show(v));
-        } else {
-          w.purchase[id] = v.get<double>();
-        }
-      }
+      ReadCardNumbers(*price, at, catalog, ctx, 1e9, "a price from 0 to 10^9", &w.purchase);
     } else if (good(*price)) {
       purchase_for_all = price->get<double>();
     } else {
