@@ -1,6 +1,10 @@
-// The team-fleet panel (MISSION M24): gpuplan fleet's request as JSON text, its answer as a
-// table. The text travels in the share link (state.fleet); every number is the engine's.
+// The team-fleet panel (MISSION M24): gpuplan fleet's request (edited in fleet-form.js or as
+// JSON text), its answer as a table. The text travels in the share link (state.fleet); every
+// number is the engine's.
 import { el, renderList } from './render.js';
+import { initFleetForm, markFleetErrors, syncFleetForm } from './fleet-form.js';
+
+export { syncFleetForm };
 
 const $ = (sel) => document.querySelector(sel);
 const errorLine = (e) => `${e.path || '(root)'}: ${e.message}`;
@@ -38,10 +42,12 @@ export function renderFleet(text) {
   const tbody = $('#fleet-table tbody');
   if (!envelope.ok) {
     $('#fleet-errors').replaceChildren(...envelope.errors.map((e) => el('p', { text: errorLine(e) })));
+    if (!markFleetErrors(envelope.errors)) $('#fleet-json').open = true;
     tbody.replaceChildren();
     return;
   }
   $('#fleet-errors').replaceChildren();
+  markFleetErrors([]);
   const r = envelope.result;
   tbody.replaceChildren(...r.options.map((o) => el('tr', { dataset: { gpu: o.gpu, owned: String(o.owned_cards) } },
     el('th', { scope: 'row', title: o.workloads.map((w) => `${w.name}: ${w.setup}`).join('\n') }, o.name),
@@ -56,9 +62,12 @@ export function renderFleet(text) {
   renderList($('#fleet-rejected'), r.rejected, (x) => `${x.gpu} (${x.workload}): ${x.reason}`);
 }
 
-export function initFleet(worker, { model, onChange }) {
+// model() names the form's model (for the example); add() gives the form's plan request.
+export function initFleet(worker, { model, add, onChange }) {
+  initFleetForm({ add, onChange });
   $('#fleet-example').addEventListener('click', () => {
     $('#fleet').value = JSON.stringify(fleetExample(model()), null, 1);
+    syncFleetForm();
     onChange($('#fleet').value);
   });
   $('#fleet').addEventListener('change', () => onChange($('#fleet').value));
@@ -66,4 +75,7 @@ export function initFleet(worker, { model, onChange }) {
     onChange($('#fleet').value);
     worker.postMessage({ type: 'fleet', request: $('#fleet').value });
   });
+  // The buttons wait in the page, disabled, until this module is there to answer them.
+  for (const b of document.querySelectorAll('#fleet-section button')) b.disabled = false;
+  $('#fleet-section').dataset.ready = '1';
 }

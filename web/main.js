@@ -5,7 +5,6 @@ import { buildRequest, calibrationOf, calibrationState, decodeShare, encodeShare
   kTraining } from './state.js';
 import { el, exportPlan, renderDetail, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
 import { MeasurePanel, renderDiagnosis, showBanner } from './calibration-view.js';
-import { initFleet, latestFleet, renderFleet } from './fleet-view.js';
 
 const $ = (sel) => document.querySelector(sel);
 const params = new URLSearchParams(location.search);
@@ -33,6 +32,28 @@ let modelNames = new Map();
 let catalogGpus = new Map();
 let measure = null;
 const kCalibrationStore = 'gpuplan.calibration';
+let fleet = null;         // fleet-view.js once loaded
+let fleetLoading = null;
+
+function loadFleet() {
+  fleetLoading ??= import('./fleet-view.js').then((m) => {
+    m.initFleet(worker, {
+      model: () => state.model,
+      add() {
+        readForm();
+        const request = buildRequest(state);
+        delete request.constraints.wait_s;  // a queue is the plan's question, not the fleet's
+        return request;
+      },
+      onChange: () => schedule(),
+    });
+    fleet = m;
+  }).catch((err) => {
+    fleetLoading = null;  // the next look at the panel tries again
+    $('#fleet-errors').textContent = `fleet-view.js: ${err.message}`;
+  });
+  return fleetLoading;
+}
 
 // The form field each engine path belongs to, so an error names what the user typed into.
 const kFieldOfPath = [
@@ -62,7 +83,7 @@ function setStatus(status, text) {
 }
 
 function showErrors(list) {
-  for (const bad of document.querySelectorAll('[aria-invalid="true"]')) bad.removeAttribute('aria-invalid');
+  for (const bad of document.querySelectorAll('#form [aria-invalid="true"]')) bad.removeAttribute('aria-invalid');
   const all = shareError ? [{ path: 'share link', message: shareError }, ...list] : list;
   $('#errors').replaceChildren(...all.map((e) => {
     const id = fieldOf(e.path);
@@ -108,6 +129,7 @@ function writeForm() {
     }
     input.value = state[k];
   }
+  if (fleet) fleet.syncFleetForm(); else if (state.fleet) loadFleet();
   showRelevant();
 }
 
@@ -249,7 +271,7 @@ worker.onmessage = ({ data }) => {
   } else if (data.type === 'calibrate') {
     measure.show(data.text);
   } else if (data.type === 'fleet') {
-    renderFleet(data.text);
+    fleet?.renderFleet(data.text);
   } else if (data.type === 'catalog') {
     onCatalog(data);
   } else if (data.type === 'fatal') {
@@ -392,6 +414,7 @@ function init() {
     localStorage.setItem('gpuplan.lang', e.target.value);
     setLanguage(e.target.value);
     showRelevant();
+    fleet?.syncFleetForm();
     noteSharedVersion();
     if (lastDraw) drawPlan(lastDraw.envelope, lastDraw.ms);
   });
@@ -401,8 +424,15 @@ function init() {
   $('#theme').addEventListener('change', (e) => applyTheme(e.target.value));
 
   measure = new MeasurePanel(worker, { onApply: setCalibration, onClear: () => setCalibration(null) });
-  // The fleet text is page state too (share link), read by readForm like the form's fields.
-  initFleet(worker, { model: () => state.model, onChange: () => schedule() });
+  // The fleet text is page state too (share link), read by readForm like the form's fields;
+  // the fleet panel's code loads when the panel comes into view (or a link holds a fleet): it
+  // is not needed for the first recommendation.
+  new IntersectionObserver((seen, observer) => {
+    if (seen.some((e) => e.isIntersecting)) {
+      observer.disconnect();
+      loadFleet();
+    }
+  }).observe($('#fleet-section'));
   if (!isShareHash(location.hash)) Object.assign(state, storedCalibration());
   applyShare();
   // A share link pasted into a tab that already shows the page changes only the hash.
@@ -459,7 +489,7 @@ function init() {
       $('#export-out').value = procurementSheet(format.slice(6), {
         lang: $('#lang').value, state, recs: sortedRows().map((r) => r.rec), gpus: catalogGpus,
         link: shareUrl(false), catalogVersion, engineVersion, date: new Date().toISOString().slice(0, 10),
-        fleet: latestFleet(),
+        fleet: fleet?.latestFleet() ?? null,
       });
       return;
     }

@@ -754,11 +754,18 @@ test('wait or switch, and the procurement sheet, from the page\'s plan', { timeo
   await page.waitForFunction(() => document.querySelector('#export-out').value.startsWith('<!doctype'));
 }));
 
+// The fleet panel's module loads when the panel comes into view.
+async function fleetReady(p) {
+  await p.locator('#fleet-section').scrollIntoViewIfNeeded();
+  await p.waitForSelector('#fleet-section[data-ready]');
+}
+
 // Issue #8: the fleet panel answers as gpuplan fleet does, and its request rides the share link.
 test('the fleet panel equals gpuplan fleet and is kept in the share link', { timeout: kTestTimeout }, () =>
   check('s-fleet', () => page, async () => {
   await page.goto(`${url}?fleet=1`);
   await waitReady(page);
+  await fleetReady(page);
   await page.click('#fleet-example');
   await page.click('#fleet-plan');
   await page.waitForSelector('#fleet-table tbody tr');
@@ -776,11 +783,71 @@ test('the fleet panel equals gpuplan fleet and is kept in the share link', { tim
     await other.goto(`${url}${link}`);
     await waitReady(other);
     assert.equal(await other.inputValue('#fleet'), text);
+    // ...and the form reads it back (a link holding a fleet loads the panel's module at once):
+    // the example's three jobs, one row each.
+    await other.waitForSelector('#fleet-section[data-ready]');
+    assert.deepEqual(await other.$$eval('#fleet-rows tbody select', (s) => s.map((x) => x.value)),
+      ['lora', 'offline', 'online']);
   } finally {
     await other.close();
   }
   // A broken fleet request names its field.
+  await page.click('#fleet-json summary');
   await page.fill('#fleet', '{"workloads": []}');
   await page.click('#fleet-plan');
   await page.waitForFunction(() => document.querySelector('#fleet-errors').textContent.includes('/workloads'));
+  // Text that is not JSON disables the form and says so, instead of dropping what was typed.
+  await page.fill('#fleet', '{"workloads": [');
+  assert.match(await page.textContent('#fleet-form-error'), /not a fleet request/);
+  assert.ok(await page.isDisabled('#fleet-max'));
+}));
+
+// The fleet form builds the request without JSON: the six lines above become workloads, each
+// row edits how often and how much, and the engine's errors point at the row's input.
+test('the fleet form writes gpuplan fleet\'s request and marks the field an error names', { timeout: kTestTimeout },
+  () => check('s-fleet-form', () => page, async () => {
+  await page.goto(`${url}?fleet=2`);
+  await waitReady(page);
+  await fleetReady(page);
+  await page.selectOption('#kind', 'lora');
+  await page.click('#fleet-add');
+  await page.fill('#fleet-rows tbody tr:nth-child(1) td:nth-child(4) input', '14');
+  await page.dispatchEvent('#fleet-rows tbody tr:nth-child(1) td:nth-child(4) input', 'change');
+  await page.selectOption('#kind', 'inference');
+  await page.click('#fleet-add');
+  // 24 hours: 2 users at night (0h-7h, 20h-23h), 12 by day.
+  const hours = '2 2 2 2 2 2 2 2 12 12 12 12 12 12 12 12 12 12 12 12 2 2 2 2';
+  const cell = (r, c) => `#fleet-rows tbody tr:nth-child(${r}) td:nth-child(${c}) input`;
+  await page.fill(cell(2, 7), hours);
+  await page.dispatchEvent(cell(2, 7), 'change');
+  await page.fill('#fleet-max', '8');
+  await page.dispatchEvent('#fleet-max', 'change');
+  const request = JSON.parse(await page.inputValue('#fleet'));
+  assert.equal(request.workloads.length, 2);
+  assert.equal(request.workloads[0].every_days, 14);
+  assert.equal(request.workloads[0].request.workload.kind, 'lora');
+  assert.deepEqual(request.workloads[1].concurrency_by_hour, hours.split(' ').map(Number));
+  assert.equal(request.workloads[1].every_days, undefined);
+  assert.equal(request.constraints.max_gpus, 8);
+  await page.click('#fleet-plan');
+  await page.waitForSelector('#fleet-table tbody tr');
+  const run = spawnSync(nativeCli, ['fleet', '-'], { input: await page.inputValue('#fleet'), encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const shown = await page.$$eval('#fleet-table tbody tr', (trs) => trs.map((tr) => tr.dataset.gpu));
+  assert.deepEqual(shown, JSON.parse(run.stdout).options.map((o) => o.gpu));
+  // Switching the first job to an online service drops every_days and asks for the curve.
+  await page.selectOption('#fleet-rows tbody tr:nth-child(1) select', 'online');
+  const switched = JSON.parse(await page.inputValue('#fleet')).workloads[0];
+  assert.equal(switched.every_days, undefined);
+  assert.equal(switched.request.workload.kind, 'inference');
+  assert.equal(switched.request.workload.seq_len, undefined);
+  // A value the engine refuses marks that row's input.
+  await page.fill(cell(2, 7), '2 2 2');
+  await page.dispatchEvent(cell(2, 7), 'change');
+  await page.click('#fleet-plan');
+  await page.waitForFunction(() => document.querySelector('#fleet-errors').textContent.includes('/workloads/1/concurrency_by_hour'));
+  assert.equal(await page.getAttribute(cell(2, 7), 'aria-invalid'), 'true');
+  // Removing a row removes its workload.
+  await page.click('#fleet-rows tbody tr:nth-child(1) button');
+  assert.equal(JSON.parse(await page.inputValue('#fleet')).workloads.length, 1);
 }));
