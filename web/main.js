@@ -457,6 +457,11 @@ function init() {
   $('#form').addEventListener('change', edited);
   $('#form').addEventListener('submit', (e) => e.preventDefault());
   $('#kind').addEventListener('change', () => {
+    // A training stack cannot serve, nor an engine train: the choice goes back to generic.
+    const chosen = $('#framework').selectedOptions[0];
+    if (chosen?.dataset.for && (chosen.dataset.for === 'training') !== kTraining.includes($('#kind').value)) {
+      $('#framework').value = '';
+    }
     if (state.kind === 'qlora' && !['nf4', 'int4', 'gptq_int4', 'awq_int4'].includes($('#weights').value)) {
       $('#weights').value = 'nf4';
       schedule();

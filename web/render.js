@@ -155,6 +155,16 @@ export function renderDetail(section, rec) {
   const m = e.memory;
   section.querySelector('#detail-title').textContent =
     `${rec.count} × ${e.gpu.name} — ${fmt.gib(m.total_bytes)} ${t('of')} ${fmt.gib(m.capacity_bytes)}`;
+  const fw = e.framework;
+  const line = section.querySelector('#detail-framework');
+  line.hidden = fw?.kv_pool_bytes == null;
+  if (!line.hidden) {
+    line.textContent = t('framework_line', fw.name, fmt.gib(fw.engine_bytes), fmt.gib(fw.kv_pool_bytes),
+      fw.kv_pool_tokens.toLocaleString('en'), fw.kv_pool_sequences.toLocaleString('en'),
+      fw.max_seqs ? t('framework_seqs', fw.max_seqs) : '');
+    line.title = ['/framework/engine_bytes', '/framework/kv_pool_bytes', '/framework/kv_pool_tokens']
+      .map((p) => explainTitle(e, p)).join('\n\n');
+  }
   const chart = section.querySelector('#memory-chart');
   chart.replaceChildren();
   for (const part of kParts) {

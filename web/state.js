@@ -8,7 +8,7 @@ export const kDefaults = Object.freeze({
   ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
   objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
   vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '', cal_slack: '',
-  cal_on: '', waits: '', fleet: '',
+  cal_on: '', waits: '', fleet: '', framework: '',
 });
 
 // The explicit-architecture fields (the contract's model numbers); layers turns them on.
@@ -57,6 +57,7 @@ export function buildRequest(state) {
   const waits = training ? parseWaits(state.waits) : undefined;
   if (waits) constraints.wait_s = waits;
   const request = { model, workload, precision: { weights: state.weights }, constraints };
+  if (state.framework) request.framework = state.framework;
   const calibration = calibrationOf(state);
   if (calibration) request.calibration = calibration;
   return JSON.parse(JSON.stringify(request));  // drops the undefined (empty optional) fields
@@ -146,7 +147,7 @@ const kFormatDefaults = Object.freeze({
     ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
     objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
     vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '',
-    cal_slack: '', cal_on: '', waits: '', fleet: '',
+    cal_slack: '', cal_on: '', waits: '', fleet: '', framework: '',
   }),
 });
 export const kCurrentFormatDefaults = kFormatDefaults[kFormat];

@@ -264,6 +264,7 @@ int Validate(const gpuplan::Engine& engine, const std::string& path) {
   std::map<std::string, std::vector<double>> by_group;
   std::map<std::string, std::string> signed_by_group;  // group -> kind
   std::map<std::string, std::vector<double>> signed_logs;
+  std::map<std::string, std::vector<double>> by_framework;  // request.framework -> log ratios
   std::printf("%-58s %-18s %10s %10s %8s\n", "case", "compare", "predicted", "measured", "error");
   size_t index = 0;
   for (const auto& c : doc["cases"]) {
@@ -318,6 +319,7 @@ int Validate(const gpuplan::Engine& engine, const std::string& path) {
                                                                                  : "memory";
       signed_by_group[group] = kind;
       signed_logs[group].push_back(std::log(pred / measured));
+      by_framework[text(c["request"], "framework", "(none)")].push_back(std::log(pred / measured));
     }
   }
   std::printf("\n%-40s %6s %22s\n", "group", "cases", "median |log(pred/meas)|");
@@ -329,6 +331,18 @@ int Validate(const gpuplan::Engine& engine, const std::string& path) {
   }
   const double mean = by_group.empty() ? 0 : sum / static_cast<double>(by_group.size());
   std::printf("\nmean over groups: %.1f%%\n", 100 * mean);
+  // Per framework profile: the signed median says whether the engine runs faster or slower
+  // than the generic model (no profile carries a fitted speed factor).
+  if (by_framework.size() > 1) {
+    std::printf("\n%-40s %6s %22s %14s\n", "framework (request)", "cases",
+                "median |log(pred/meas)|", "median bias");
+    for (const auto& [f, logs] : by_framework) {
+      std::vector<double> abs_logs;
+      for (double l : logs) abs_logs.push_back(std::fabs(l));
+      std::printf("%-40s %6zu %21.1f%% %+13.1f%%\n", f.c_str(), logs.size(), 100 * Median(abs_logs),
+                  100 * (std::exp(Median(logs)) - 1));
+    }
+  }
   const auto fitted = doc.find("fitted");
   if (fitted == doc.end() || !fitted->is_boolean() || !fitted->get<bool>()) {
     std::printf("leave-one-group-out mean: %.1f%% (no constant is fitted on these cases)\n",

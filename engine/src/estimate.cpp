@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "framework_estimate.h"
 #include "gpuplan/units.h"
 
 namespace gpuplan {
@@ -182,6 +183,7 @@ void ExplainMemory(const Request& r, const ParamCounts& c, Estimate* e) {
       "+ allocator slack x the six tensor parts",
       {{"reserve_bytes", get("runtime.reserve")},
        {"communicator_bytes", get("runtime.communicators")},
+       {"cuda_graph_bytes", get("runtime.cuda_graphs")},
        {"allocator_slack_bytes", get("runtime.allocator_slack")},
        {"allocator_slack", r.calibration.allocator_slack >= 0 ? r.calibration.allocator_slack
                                                               : r.runtime.allocator_slack}},
@@ -269,8 +271,8 @@ MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail =
   const Parallel safe = SafeLayout(r.parallel);
   RuntimeOptions runtime = r.runtime;
   if (r.calibration.allocator_slack >= 0) runtime.allocator_slack = r.calibration.allocator_slack;
-  const MemoryInput in{r.model, c,     r.workload, r.precision, r.optimizer,         r.techniques,
-                       safe,    r.gpu, runtime,    with_detail, r.calibration.memory};
+  const MemoryInput in{r.model, c,     r.workload, r.precision, r.optimizer,          r.techniques,
+                       safe,    r.gpu, runtime,    with_detail, r.calibration.memory, r.framework};
   return EstimateMemory(in);
 }
 
@@ -339,10 +341,12 @@ void AddTraining(const Request& r, Estimate* e) {
 }
 
 bool FitsAt(const Request& r, const Estimate& e, int64_t concurrency) {
+  if (e.framework.max_seqs > 0 && concurrency > e.framework.max_seqs) return false;
   Request q = r;
   q.workload.SetConcurrency(concurrency);
   const MemoryResult m = MemoryOf(q, e.params, /*with_detail=*/false);
-  return m.per_gpu.Total() * (1 + r.headroom) <= r.gpu.memory_bytes;
+  return m.per_gpu.Total() * (1 + r.headroom) <= r.gpu.memory_bytes &&
+         m.per_gpu.kv_cache <= KvPool(q, m.per_gpu);
 }
 
 // What one tensor-parallel rank reads per decode step across all pipeline stages: its share of
@@ -392,7 +396,8 @@ void AddServing(const Request& r, Estimate* e) {
   // Memory and latency both grow with concurrency, so the largest acceptable one is found by
   // doubling, then bisecting.
   const auto ok = [&](int64_t c) {
-    return e->infeasible.empty() || e->infeasible[0].code == "exceeds_memory"
+    return e->infeasible.empty() || e->infeasible[0].code == "exceeds_memory" ||
+                   e->infeasible[0].code == "exceeds_engine_kv_pool"
                ? FitsAt(safe, *e, c) && meets(at(c))
                : false;
   };
@@ -514,14 +519,33 @@ void AddCost(const Request& r, Estimate* e) {
       {}};
 }
 
+// A serving engine's prefill chunk depends on the card: the reader leaves 0 for it.
+bool NeedsEngineDefaults(const Request& r) {
+  return r.framework != nullptr && r.framework->serving && !r.workload.IsTraining() &&
+         r.workload.prefill_chunk_limit == 0;
+}
+
+Request WithEngineDefaults(const Request& r) {
+  Request q = r;
+  q.workload.prefill_chunk_limit =
+      DefaultsOn(*r.framework, r.gpu, SafeLayout(r.parallel)).max_batched_tokens;
+  q.workload.SetConcurrency(q.workload.concurrency);
+  return q;
+}
+
 }  // namespace
 
 FitCheck CheckFit(const Request& r, const ParamCounts& c) {
+  if (NeedsEngineDefaults(r)) return CheckFit(WithEngineDefaults(r), c);
   FitCheck f;
-  f.layout_ok = CheckLayout(r.model, r.parallel).empty();
-  f.total_bytes = MemoryOf(r, c, /*with_detail=*/false).per_gpu.Total();
+  f.layout_ok =
+      CheckLayout(r.model, r.parallel).empty() &&
+      (r.framework == nullptr || FrameworkLayoutProblem(*r.framework, r.parallel).empty());
+  const MemoryBreakdown b = MemoryOf(r, c, /*with_detail=*/false).per_gpu;
+  f.total_bytes = b.Total();
   f.total_with_headroom_bytes = f.total_bytes * (1 + r.headroom);
-  f.fits = f.layout_ok && f.total_with_headroom_bytes <= r.gpu.memory_bytes;
+  f.fits = f.layout_ok && f.total_with_headroom_bytes <= r.gpu.memory_bytes &&
+           b.kv_cache <= KvPool(r, b);
   return f;
 }
 
@@ -571,9 +595,15 @@ void AddCalibration(const Request& r, Estimate* e) {
 }
 
 Estimate EstimateSetup(const Request& r, bool with_levers) {
+  if (NeedsEngineDefaults(r)) return EstimateSetup(WithEngineDefaults(r), with_levers);
   Estimate e;
   e.params = CountParams(r.model);
   e.infeasible = CheckLayout(r.model, r.parallel);
+  if (r.framework != nullptr) {
+    const std::string problem = FrameworkLayoutProblem(*r.framework, r.parallel);
+    if (!problem.empty())
+      e.infeasible.push_back(Note{"framework_layout", {}, problem, "/parallel"});
+  }
   e.memory = MemoryOf(r, e.params);
   e.capacity_bytes = r.gpu.memory_bytes;
   e.total_bytes = e.memory.per_gpu.Total();
@@ -587,6 +617,7 @@ Estimate EstimateSetup(const Request& r, bool with_levers) {
                  std::to_string(static_cast<int>(std::lround(r.headroom * 100))) + "% headroom; " +
                  r.gpu.name + " has " + Gib(e.capacity_bytes)});
   }
+  AddFramework(r, &e);
   e.gpus_per_node_used = std::max<int64_t>(1, std::min(r.parallel.gpus, r.gpu.gpus_per_node));
   AddWarnings(r, e.params, &e);
   for (const auto& w : e.memory.warnings) e.warnings.push_back(w);

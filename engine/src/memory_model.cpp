@@ -307,7 +307,10 @@ class StageEstimator {
   void TrainingState() {
     const double opt_bytes = OptimizerStateBytes(in_.optimizer, m_.hidden);
     if (full_training_) {
-      const double grad_b = fp32_model_ ? 4 : 2;
+      // Megatron accumulates 16-bit training's gradients in fp32 (main_grad).
+      const bool fp32_grads =
+          fp32_model_ || (in_.framework != nullptr && in_.framework->fp32_gradients);
+      const double grad_b = fp32_grads ? 4 : 2;
       const double master_b = (!fp32_model_ && prec_.master == MasterWeights::kFp32) ? 4 : 0;
       if (p_.zero >= 3) weights_ = Sharded(weights_ / std::max(1.0, g_.Total()));
       gradients_ = p_.zero >= 2 ? Sharded(grad_b) : g_.Total() * grad_b;
@@ -376,7 +379,12 @@ class StageEstimator {
     if ((p_.zero >= 3 && shard_ > 1) || tech_.offload_params) {
       const double layer_unit = per_layer_params * gathered_bits / 8;
       const double root_unit = g_.embedding * emb_bits_ / 8 + g_.lm_head * head_bits_ / 8;
-      AddBuffer("buffers.gathered_units", 2 * layer_unit + root_unit);
+      // What is gathered ahead of the unit in use: the next unit (FSDP), or DeepSpeed's
+      // prefetch bucket when that is larger (small layers).
+      const double prefetch = std::max(
+          layer_unit, (in_.framework != nullptr ? in_.framework->zero3_prefetch_elements : 0) *
+                          gathered_bits / 8);
+      AddBuffer("buffers.gathered_units", layer_unit + prefetch + root_unit);
       if (tech_.offload_params && full_training_) {
         // One layer's gradients wait on the GPU for their reduce-scatter and copy to host.
         AddBuffer("buffers.unit_gradients", per_layer_params * (fp32_model_ ? 4 : 2));
@@ -390,9 +398,15 @@ class StageEstimator {
     // for its all-reduce: PyTorch's docs for gradient_as_bucket_view (default False) put the
     // saving of turning it on at "the total gradients size". Sharded stages reduce-scatter
     // through buckets of bucket_cap_mb = 25 MiB, two in flight.
-    if (p_.Dp() > 1 && p_.zero == 0) AddBuffer("buffers.gradient_buckets", gradients_);
+    const bool own_buffer = in_.framework != nullptr && in_.framework->grad_buffer;
+    if (p_.Dp() > 1 && p_.zero == 0 && !own_buffer) {
+      AddBuffer("buffers.gradient_buckets", gradients_);
+    }
     if (p_.Dp() > 1 && (p_.zero == 1 || p_.zero == 2)) {
-      AddBuffer("buffers.gradient_buckets", 2 * 25.0 * 1024 * 1024);
+      const double ds = in_.framework != nullptr ? in_.framework->reduce_bucket_elements : 0;
+      // DeepSpeed allocates its contiguous bucket whole, in the 16-bit training dtype.
+      AddBuffer("buffers.gradient_buckets",
+                ds > 0 ? ds * (fp32_model_ ? 4 : 2) : 2 * 25.0 * 1024 * 1024);
     }
   }
 
@@ -513,7 +527,12 @@ class StageEstimator {
     const double comm =
         p_.gpus > 1 ? (rt.comm_reserve_bytes >= 0 ? rt.comm_reserve_bytes : 0.5 * kGiB) : 0;
     const double slack = rt.allocator_slack * b.Allocated();
-    b.runtime = reserve + comm + slack;
+    // A serving engine's CUDA graphs (vLLM) live outside PyTorch's allocator.
+    const double graphs = in_.framework != nullptr && in_.framework->serving && !w_.IsTraining()
+                              ? in_.framework->graph_bytes
+                              : 0;
+    b.runtime = reserve + comm + slack + graphs;
+    if (graphs > 0) Record("runtime.cuda_graphs", graphs);
     Record("runtime.reserve", reserve);
     Record("runtime.communicators", comm);
     Record("runtime.allocator_slack", slack);

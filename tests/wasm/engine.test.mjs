@@ -86,6 +86,21 @@ test('fleet gives the same answer from both engines', { skip: !nativeCli }, asyn
   assert.deepEqual(wasm.result, native);
 });
 
+test('every framework profile gives the same plan from both engines', { skip: !nativeCli }, async () => {
+  const mod = await enginePromise;
+  for (const [kind, framework] of [['inference', 'vllm'], ['inference', 'sglang'], ['inference', 'tensorrt_llm'],
+    ['inference', 'llama_cpp'], ['full_finetune', 'pytorch_fsdp'], ['full_finetune', 'deepspeed'],
+    ['full_finetune', 'megatron']]) {
+    const text = JSON.stringify({ model: { preset: 'llama-3.1-8b' }, workload: { kind }, framework,
+      constraints: { gpus: ['h100-sxm-80gb', 'a100-sxm-80gb', 'rtx-4090-24gb'] } });
+    const wasm = JSON.parse(mod.plan(text));
+    assert.equal(wasm.ok, true, JSON.stringify(wasm).slice(0, 300));
+    const native = JSON.parse(execFileSync(nativeCli, ['plan', '-'], { input: text }).toString());
+    assert.deepEqual(wasm.result.recommendations.map((r) => [r.gpu, r.count, r.estimate.framework]),
+                     native.recommendations.map((r) => [r.gpu, r.count, r.estimate.framework]), framework);
+  }
+});
+
 test('bad input is an error envelope, never a thrown value, even thousands of times', async () => {
   const mod = await enginePromise;
   const deep = '['.repeat(100000);

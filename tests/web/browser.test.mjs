@@ -851,3 +851,42 @@ test('the fleet form writes gpuplan fleet\'s request and marks the field an erro
   await page.click('#fleet-rows tbody tr:nth-child(1) button');
   assert.equal(JSON.parse(await page.inputValue('#fleet')).workloads.length, 1);
 }));
+
+// Issue #9 (M27): a serving engine chosen in the form reaches the engine, the table equals the
+// CLI's plan for it, the detail view states the engine's KV pool as the CLI computes it, and a
+// training purpose sends the choice back to generic.
+test('a framework profile: same plan as the CLI, its KV pool in the detail view, kept in the link',
+     { timeout: kTestTimeout }, () => check('t-framework', () => page, async () => {
+  await page.goto(`${url}?fw=1`);
+  await waitReady(page);
+  let seq = await planSeq(page);
+  await setField(page, '#kind', 'inference');
+  seq = await waitPlanned(page, seq);
+  await setField(page, '#framework', 'vllm');
+  seq = await waitPlanned(page, seq);
+  const { text, request, rows } = await readPage(page);
+  assert.equal(request.framework, 'vllm');
+  const cli = cliPlan(text);
+  assertMatchesCli(rows, cli, request);
+  await page.click(`#results tbody tr[data-gpu="${rows[0].gpu}"] button.detail`);
+  const fw = cli.recommendations[0].estimate.framework;
+  const line = await page.textContent('#detail-framework');
+  assert.ok(line.includes(`${fw.kv_pool_tokens.toLocaleString('en')} tokens`), line);
+  assert.ok(line.startsWith('vLLM'), line);
+  assert.match(await page.getAttribute('#detail-framework', 'title'), /share x card memory/);
+  // The link carries the choice.
+  const link = await page.evaluate(() => location.hash);
+  const other = await context.newPage();
+  try {
+    await other.goto(`${url}${link}`);
+    await waitReady(other);
+    assert.equal(await other.inputValue('#framework'), 'vllm');
+  } finally {
+    await other.close();
+  }
+  // A training purpose cannot keep a serving engine.
+  await setField(page, '#kind', 'lora');
+  await waitPlanned(page, seq);
+  assert.equal(await page.inputValue('#framework'), '');
+  assert.equal((await readPage(page)).request.framework, undefined);
+}));

@@ -47,6 +47,19 @@ struct ServingEstimate {
   double max_throughput_tokens_per_s = 0;  ///< decode tokens/s at max_concurrency
 };
 
+/// What the request's framework profile adds (framework.h); `id` empty when none was given.
+struct FrameworkEstimate {
+  std::string id;
+  std::string name;
+  // Serving engines, on this card.
+  int64_t max_batched_tokens = 0;
+  int64_t max_seqs = 0;          ///< 0 = memory decides
+  double engine_bytes = 0;       ///< what the engine holds per GPU once started
+  double kv_pool_bytes = 0;      ///< the KV cache it sets aside per GPU
+  double kv_pool_tokens = 0;     ///< tokens of context that pool holds
+  double kv_pool_sequences = 0;  ///< prompt + output sequences that pool holds
+};
+
 /// Everything `estimate` reports for one fixed setup.
 struct Estimate {
   ParamCounts params;
@@ -64,6 +77,7 @@ struct Estimate {
   bool has_serving = false;
   ServingEstimate serving;
   CostEstimate cost;
+  FrameworkEstimate framework;
   std::vector<Note> infeasible;
   std::vector<Note> warnings;
   std::map<std::string, Explanation> explain;  ///< keyed by the result's JSON pointer

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpuplan/diagnostics.h"
+#include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/model_spec.h"
 #include "gpuplan/parallelism.h"
@@ -43,6 +44,7 @@ struct MemoryInput {
   const RuntimeOptions& runtime;
   bool with_detail = true;    ///< false skips MemoryResult::detail (the planner's quick checks)
   double modelled_scale = 1;  ///< calibration: multiplies activations and buffers
+  const FrameworkProfile* framework = nullptr;  ///< its overheads; null = generic PyTorch
 };
 
 /// The memory estimate with the working behind each figure.

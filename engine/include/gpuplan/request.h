@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpuplan/calibration.h"
+#include "gpuplan/framework.h"
 #include "gpuplan/hardware.h"
 #include "gpuplan/model_spec.h"
 #include "gpuplan/parallelism.h"
@@ -46,6 +47,7 @@ struct Request {
   Constraints constraints;
   double usd_per_gpu_hour = -1;    ///< price override (request's pricing); < 0 = the card's
   CalibrationFactors calibration;  ///< from a measured run (calibrate); all 1 = none
+  const FrameworkProfile* framework = nullptr;  ///< the request's `framework`; null = generic
 };
 
 }  // namespace gpuplan

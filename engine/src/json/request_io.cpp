@@ -183,14 +183,19 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
     w.mode = mode == "offline" ? InferenceMode::kOffline : InferenceMode::kOnline;
     // Serving engines prefill in chunks (vLLM's max_num_batched_tokens is a few thousand);
     // a whole batch of long prompts in one pass is what plain Hugging Face generate does.
+    // A serving engine's chunk depends on the card (vLLM, SGLang): 0 leaves it to the
+    // estimate, which knows the card (ApplyEngineDefaults).
+    const FrameworkProfile* fw = out->request.framework;
+    const bool engine_chunk = fw != nullptr && fw->serving && !r.Has("prefill_chunk_tokens");
     const int64_t all = w.prompt_tokens * w.concurrency;
     w.prefill_chunk_limit = r.Has("prefill_chunk_tokens")
                                 ? r.Int("prefill_chunk_tokens", 1, kBig).value_or(8192)
-                                : 8192;
-    if (!r.Has("prefill_chunk_tokens"))
+                            : engine_chunk ? 0
+                                           : 8192;
+    if (!r.Has("prefill_chunk_tokens") && !engine_chunk)
       r.Default("prefill_chunk_tokens", std::min<int64_t>(all, 8192));
     w.SetConcurrency(w.concurrency);
-    norm["prefill_chunk_tokens"] = w.prefill_chunk_tokens;
+    if (!engine_chunk) norm["prefill_chunk_tokens"] = w.prefill_chunk_tokens;
     if (max_ctx > 0 && w.prompt_tokens + w.output_tokens > max_ctx) {
       out->warnings.push_back(
           Note{"context_beyond_model",
@@ -383,7 +388,10 @@ void ReadParallel(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   p.pp = r.IntOr("pp", 1, 1, 4096);
   p.cp = r.IntOr("cp", 1, 1, 4096);
   p.ep = r.IntOr("ep", 1, 1, 4096);
-  p.zero = static_cast<int>(r.IntOr("zero", 0, 0, 3));
+  // FSDP shards fully once there is more than one data-parallel rank.
+  const FrameworkProfile* fw = out->request.framework;
+  const int64_t dp = p.gpus / std::max<int64_t>(1, p.tp * p.pp * p.cp);
+  p.zero = static_cast<int>(r.IntOr("zero", fw != nullptr && dp > 1 ? fw->default_zero : 0, 0, 3));
   p.sequence_parallel = r.BoolOr("sequence_parallel", false);
   r.RejectUnknown();
 }
@@ -508,7 +516,26 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
   // context the seq_len default.
   ReadGpu(top.Raw("gpu"), catalog, require_gpu, ctx, out);
   ReadModel(top.Raw("model"), catalog, ctx, out);
+  // Before the workload and the layout, whose defaults (prefill chunk, ZeRO stage) it sets.
+  if (top.Has("framework")) {
+    if (const auto id = top.Enum("framework", {"vllm", "sglang", "tensorrt_llm", "llama_cpp",
+                                               "pytorch_fsdp", "deepspeed", "megatron"})) {
+      out->request.framework = FindFramework(*id);
+      out->normalized["framework"] = *id;
+    }
+  }
   ReadWorkload(top.Raw("workload"), ctx, out);
+  if (const FrameworkProfile* fw = out->request.framework) {
+    const bool training = out->request.workload.IsTraining();
+    if (fw->serving == training) {
+      ctx.Error("framework_mismatch", "/framework",
+                std::string(fw->name) +
+                    (fw->serving ? " is a serving engine; a training workload takes "
+                                   "pytorch_fsdp, deepspeed or megatron"
+                                 : " is a training stack; inference takes vllm, sglang, "
+                                   "tensorrt_llm or llama_cpp"));
+    }
+  }
   ReadPrecision(top.Raw("precision"), ctx, out);
   Request& req = out->request;
   if (req.workload.IsTraining()) {

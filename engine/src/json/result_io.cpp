@@ -109,6 +109,21 @@ Json PerformanceJson(const Estimate& e) {
   return out;
 }
 
+// The framework profile's figures; null without one, serving figures null for training.
+Json FrameworkJson(const FrameworkEstimate& f) {
+  if (f.id.empty()) return nullptr;
+  Json out = {{"id", f.id}, {"name", f.name}};
+  if (f.max_batched_tokens > 0) {
+    out["max_batched_tokens"] = f.max_batched_tokens;
+    out["max_seqs"] = f.max_seqs > 0 ? Json(f.max_seqs) : Json(nullptr);
+    out["engine_bytes"] = f.engine_bytes;
+    out["kv_pool_bytes"] = f.kv_pool_bytes;
+    out["kv_pool_tokens"] = f.kv_pool_tokens;
+    out["kv_pool_sequences"] = f.kv_pool_sequences;
+  }
+  return out;
+}
+
 // Long-run figures for training; null for serving.
 Json ReliabilityJson(const Estimate& e) {
   if (!e.has_training) return nullptr;
@@ -240,6 +255,7 @@ Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Note>& 
       {"levers", Levers(e.levers)},
       {"diagnosis", DiagnosisJson(e.diagnosis)},
       {"calibration", {{"applied", r.calibration.Any()}, {"factors", FactorsJson(r.calibration)}}},
+      {"framework", FrameworkJson(e.framework)},
       {"infeasible", Notes(e.infeasible)},
       {"warnings", Notes(warnings)},
       {"explain", explain}};
