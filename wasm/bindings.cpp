@@ -45,6 +45,10 @@ std::string Fleet(const std::string& request) {
   return Loaded() ? Loaded()->Fleet(request) : kNoCatalog;
 }
 
+std::string Limits(const std::string& request) {
+  return Loaded() ? Loaded()->Limits(request) : kNoCatalog;
+}
+
 std::string Version() { return std::string(gpuplan::Version()); }
 
 }  // namespace
@@ -56,5 +60,6 @@ EMSCRIPTEN_BINDINGS(gpuplan) {
   emscripten::function("script", &Script);
   emscripten::function("calibrate", &Calibrate);
   emscripten::function("fleet", &Fleet);
+  emscripten::function("limits", &Limits);
   emscripten::function("version", &Version);
 }

@@ -214,6 +214,14 @@ function drawRows() {
     renderDiagnosis($('#diagnosis'), rec.estimate.diagnosis);
     measure.open(setupRequest(rec));
     $('#download-script').dataset.request = JSON.stringify(setupRequest(rec), null, 2);
+    // The reverse questions keep the latency targets a setup request drops.
+    const limits = setupRequest(rec);
+    const targets = JSON.parse(lastRequest).constraints ?? {};
+    limits.constraints = Object.fromEntries(['ttft_ms', 'tpot_ms'].filter((k) => k in targets)
+      .map((k) => [k, targets[k]]));
+    $('#limits-run').dataset.request = JSON.stringify(limits);
+    $('#limits-run').dataset.count = String(rec.parallel.gpus);
+    $('#limits-list').replaceChildren();
     $('#script-errors').textContent = '';
     $('#detail').focus();
   });
@@ -272,6 +280,9 @@ worker.onmessage = ({ data }) => {
     measure.show(data.text);
   } else if (data.type === 'fleet') {
     fleet?.renderFleet(data.text);
+  } else if (data.type === 'limits') {
+    import('./limits-view.js').then((m) => m.renderLimits($('#limits-list'), data.text,
+      $('#limits-run').dataset.count));
   } else if (data.type === 'catalog') {
     onCatalog(data);
   } else if (data.type === 'fatal') {
@@ -479,6 +490,10 @@ function init() {
     });
   }
   $('#detail-close').addEventListener('click', closeDetail);
+  $('#limits-run').addEventListener('click', (e) => {
+    $('#limits-list').replaceChildren();
+    worker.postMessage({ type: 'limits', request: e.currentTarget.dataset.request });
+  });
   $('#download-script').addEventListener('click', (e) => {
     worker.postMessage({ type: 'script', request: e.currentTarget.dataset.request });
   });

@@ -5,6 +5,7 @@
 //   in  {type:'script', request}                 the measurement script for one setup
 //   in  {type:'calibrate', request}              a measured run against its estimate
 //   in  {type:'fleet', request}                  a team's workloads (out {type:'fleet', text})
+//   in  {type:'limits', request}                 the most one setup takes (out {type:'limits', text})
 //   out {type:'catalog', envelope, part, source, engine}  out {type:'plan', seq, text, ms}
 //   out {type:'script', text}                    out {type:'calibrate', text}
 import createGpuplan from './engine/gpuplan.mjs';
@@ -46,6 +47,8 @@ self.onmessage = async ({ data }) => {
                          engine: engine.version() });
     } else if (data.type === 'script') {
       self.postMessage({ type: 'script', text: engine.script(data.request) });
+    } else if (data.type === 'limits') {
+      self.postMessage({ type: 'limits', text: engine.limits(data.request) });
     } else if (data.type === 'fleet') {
       self.postMessage({ type: 'fleet', text: engine.fleet(data.request) });
     } else if (data.type === 'calibrate') {

@@ -30,6 +30,8 @@ Usage:
   gpuplan calibrate [FILE|-] [--catalog DIR]  compare a measured run with the estimate,
                                               derive correction factors, diagnose mismatches
   gpuplan fleet [FILE|-] [--catalog DIR]      a team's workloads on one pool per card type
+  gpuplan limits [FILE|-] [--catalog DIR]     the most one setup can take: batch, length,
+                                              concurrency, context, largest model per purpose
   gpuplan catalog [--gpus|--models] [--catalog DIR]
                                               print the catalog in use as JSON
   gpuplan validate CASES.json [--catalog DIR] accuracy report against measured cases
@@ -117,6 +119,21 @@ years, power_per_kwh, pue} prices owning as purchase over the years plus power.
 
 Example:
   gpuplan fleet tests/cli/fleet_example.json
+)";
+
+constexpr const char* kLimitsHelp = R"(gpuplan limits [FILE|-] [--catalog DIR]
+
+Reads an estimate request (with its gpu and parallel.gpus) and answers the reverse questions for
+that card, count and layout, each with the request's other settings held and the headroom kept:
+  training   the largest micro-batch (at seq_len) and sequence length (at micro_batch)
+  serving    the largest concurrency and context per sequence (prompt + output, at the
+             request's concurrency and alone) that fit and meet the TTFT/TPOT targets
+and, per purpose (pretrain, full_finetune, lora, qlora, inference), the catalog's largest model
+that runs on at most that many of the card, in the layout plan finds.
+
+Example:
+  echo '{"model":{"preset":"llama-3.1-8b"},"gpu":"rtx-4090-24gb","workload":{"kind":"inference"}}' \
+    | gpuplan limits
 )";
 
 constexpr const char* kCatalogHelp = R"(gpuplan catalog [--gpus|--models] [--catalog DIR]
@@ -415,6 +432,10 @@ int Main(int argc, char** argv) {
   if (a.command == "fleet") {
     return run_request(kFleetHelp,
                        [](const gpuplan::Engine& e, const std::string& r) { return e.Fleet(r); });
+  }
+  if (a.command == "limits") {
+    return run_request(kLimitsHelp,
+                       [](const gpuplan::Engine& e, const std::string& r) { return e.Limits(r); });
   }
   if (a.command == "catalog") {
     if (a.help) return std::cout << kCatalogHelp, 0;

@@ -4,11 +4,13 @@
 #include "gpuplan/calibration.h"
 #include "gpuplan/estimate.h"
 #include "gpuplan/fleet.h"
+#include "gpuplan/limits.h"
 #include "gpuplan/planner.h"
 #include "gpuplan/script.h"
 #include "json/calibration_io.h"
 #include "json/catalog_io.h"
 #include "json/fleet_io.h"
+#include "json/limits_io.h"
 #include "json/request_io.h"
 #include "json/result_io.h"
 
@@ -128,6 +130,17 @@ std::string Engine::Fleet(std::string_view request_json) const {
   const FleetResult r = PlanFleet(parsed.fleet, parsed.cards);
   return json_io::DumpEnvelope(
       {{"ok", true}, {"result", json_io::FleetToJson(parsed, r, impl_->catalog.version)}});
+}
+
+std::string Engine::Limits(std::string_view request_json) const {
+  json_io::ParsedRequest parsed;
+  std::string envelope;
+  if (!Parse(request_json, /*require_gpu=*/true, &parsed, &envelope)) return envelope;
+  const gpuplan::Limits limits = FindLimits(parsed.request);
+  const json_io::Json models = json_io::LargestModels(impl_->catalog, parsed);
+  return json_io::DumpEnvelope(
+      {{"ok", true},
+       {"result", json_io::LimitsToJson(parsed, limits, models, impl_->catalog.version)}});
 }
 
 std::string Engine::Catalog(CatalogPart part) const {

@@ -101,6 +101,18 @@ test('every framework profile gives the same plan from both engines', { skip: !n
   }
 });
 
+test('limits gives the same answer from both engines', { skip: !nativeCli }, async () => {
+  const mod = await enginePromise;
+  for (const text of [
+    '{"model": {"preset": "llama-3.1-8b"}, "gpu": "rtx-4090-24gb", "workload": {"kind": "inference"}}',
+    '{"model": {"preset": "llama-3.1-8b"}, "gpu": "h100-sxm-80gb", "workload": {"kind": "lora"}, "parallel": {"gpus": 8}}']) {
+    const wasm = JSON.parse(mod.limits(text));
+    assert.equal(wasm.ok, true, JSON.stringify(wasm).slice(0, 300));
+    const native = JSON.parse(execFileSync(nativeCli, ['limits', '-'], { input: text }).toString());
+    assert.deepEqual(wasm.result, native);
+  }
+});
+
 test('bad input is an error envelope, never a thrown value, even thousands of times', async () => {
   const mod = await enginePromise;
   const deep = '['.repeat(100000);

@@ -890,3 +890,24 @@ test('a framework profile: same plan as the CLI, its KV pool in the detail view,
   assert.equal(await page.inputValue('#framework'), '');
   assert.equal((await readPage(page)).request.framework, undefined);
 }));
+
+// Issue #9 (M29): the detail view's limits are gpuplan limits' answer for the same setup.
+test('the limits of a setup equal gpuplan limits for it', { timeout: kTestTimeout },
+     () => check('u-limits', () => page, async () => {
+  await page.goto(`${url}?limits=1`);
+  await waitReady(page);
+  const first = (await tableRows(page))[0];
+  await page.click(`#results tbody tr[data-gpu="${first.gpu}"] button.detail`);
+  const request = await page.getAttribute('#limits-run', 'data-request');
+  await page.click('#limits-run');
+  await page.waitForSelector('#limits-list li[data-key="largest_inference"]');
+  const shown = Object.fromEntries(await page.$$eval('#limits-list li',
+    (lis) => lis.map((li) => [li.dataset.key, li.dataset.value])));
+  const run = spawnSync(nativeCli, ['limits', '-'], { input: request, encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const cli = JSON.parse(run.stdout);
+  assert.equal(shown.max_micro_batch, String(cli.limits.max_micro_batch));
+  assert.equal(shown.max_seq_len, String(cli.limits.max_seq_len));
+  for (const m of cli.largest_models) assert.equal(shown[`largest_${m.kind}`], m.model ?? '', m.kind);
+  assert.match(await page.textContent('#limits-list'), /Largest micro-batch: \d/);
+}));

@@ -41,6 +41,10 @@ class Engine {
   /// `gpuplan fleet`: several recurring workloads (training, offline and online inference with
   /// a daily curve) on one pool per card type: pools, utilisation, sharing, cost (fleet.h).
   std::string Fleet(std::string_view request_json) const;
+  /// `gpuplan limits`: for the request's card, count and layout, the largest micro-batch and
+  /// sequence (training) or concurrency and context (serving) that fit, and the catalog's
+  /// largest model per purpose on that many cards (limits.h). Needs a `gpu`.
+  std::string Limits(std::string_view request_json) const;
   /// The catalog in use as `{"version", "gpus", "models"}` inside the same envelope.
   std::string Catalog(CatalogPart part) const;
   /// True when the catalog loaded without errors.
