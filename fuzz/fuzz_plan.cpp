@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Any bytes as a request to plan (the whole search over the shipped catalog) and to fleet
-// (which runs a plan per workload and card).
+// Any bytes as a request to plan (the whole search over the shipped catalog), to fleet
+// (which runs a plan per workload and card) and to limits (bisections and a plan per model).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -11,5 +11,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view request(reinterpret_cast<const char*>(data), size);
   gpuplan::fuzz::CheckEnvelope(gpuplan::fuzz::Shipped().Plan(request));
   gpuplan::fuzz::CheckEnvelope(gpuplan::fuzz::Shipped().Fleet(request));
+  gpuplan::fuzz::CheckEnvelope(gpuplan::fuzz::Shipped().Limits(request));
   return 0;
 }
