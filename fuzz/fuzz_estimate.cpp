@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Any bytes as a request to estimate, script and calibrate (they share the request reader).
+// Any bytes as a request to estimate, script, calibrate and launch (they share the request
+// reader).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -12,5 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gpuplan::fuzz::CheckEnvelope(engine.Estimate(request));
   gpuplan::fuzz::CheckEnvelope(engine.Script(request));
   gpuplan::fuzz::CheckEnvelope(engine.Calibrate(request));
+  gpuplan::fuzz::CheckEnvelope(engine.Launch(request));
   return 0;
 }

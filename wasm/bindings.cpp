@@ -49,6 +49,10 @@ std::string Limits(const std::string& request) {
   return Loaded() ? Loaded()->Limits(request) : kNoCatalog;
 }
 
+std::string Launch(const std::string& request) {
+  return Loaded() ? Loaded()->Launch(request) : kNoCatalog;
+}
+
 std::string Version() { return std::string(gpuplan::Version()); }
 
 }  // namespace
@@ -61,5 +65,6 @@ EMSCRIPTEN_BINDINGS(gpuplan) {
   emscripten::function("calibrate", &Calibrate);
   emscripten::function("fleet", &Fleet);
   emscripten::function("limits", &Limits);
+  emscripten::function("launch", &Launch);
   emscripten::function("version", &Version);
 }

@@ -222,6 +222,8 @@ function drawRows() {
     $('#limits-run').dataset.request = JSON.stringify(limits);
     $('#limits-run').dataset.count = String(rec.parallel.gpus);
     $('#limits-list').replaceChildren();
+    $('#launch-run').dataset.request = JSON.stringify(setupRequest(rec));
+    $('#launch-box').replaceChildren();
     $('#script-errors').textContent = '';
     $('#detail').focus();
   });
@@ -280,6 +282,8 @@ worker.onmessage = ({ data }) => {
     measure.show(data.text);
   } else if (data.type === 'fleet') {
     fleet?.renderFleet(data.text);
+  } else if (data.type === 'launch') {
+    import('./launch-view.js').then((m) => m.renderLaunch($('#launch-box'), data.text));
   } else if (data.type === 'limits') {
     import('./limits-view.js').then((m) => m.renderLimits($('#limits-list'), data.text,
       $('#limits-run').dataset.count));
@@ -490,8 +494,14 @@ function init() {
     });
   }
   $('#detail-close').addEventListener('click', closeDetail);
+  $('#launch-run').addEventListener('click', (e) => {
+    $('#launch-box').replaceChildren();
+    worker.postMessage({ type: 'launch', request: e.currentTarget.dataset.request });
+  });
   $('#limits-run').addEventListener('click', (e) => {
     $('#limits-list').replaceChildren();
+    $('#launch-run').dataset.request = JSON.stringify(setupRequest(rec));
+    $('#launch-box').replaceChildren();
     worker.postMessage({ type: 'limits', request: e.currentTarget.dataset.request });
   });
   $('#download-script').addEventListener('click', (e) => {

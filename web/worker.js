@@ -6,6 +6,7 @@
 //   in  {type:'calibrate', request}              a measured run against its estimate
 //   in  {type:'fleet', request}                  a team's workloads (out {type:'fleet', text})
 //   in  {type:'limits', request}                 the most one setup takes (out {type:'limits', text})
+//   in  {type:'launch', request}                 its launch command (out {type:'launch', text})
 //   out {type:'catalog', envelope, part, source, engine}  out {type:'plan', seq, text, ms}
 //   out {type:'script', text}                    out {type:'calibrate', text}
 import createGpuplan from './engine/gpuplan.mjs';
@@ -47,6 +48,8 @@ self.onmessage = async ({ data }) => {
                          engine: engine.version() });
     } else if (data.type === 'script') {
       self.postMessage({ type: 'script', text: engine.script(data.request) });
+    } else if (data.type === 'launch') {
+      self.postMessage({ type: 'launch', text: engine.launch(data.request) });
     } else if (data.type === 'limits') {
       self.postMessage({ type: 'limits', text: engine.limits(data.request) });
     } else if (data.type === 'fleet') {

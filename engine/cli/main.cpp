@@ -30,6 +30,8 @@ Usage:
   gpuplan calibrate [FILE|-] [--catalog DIR]  compare a measured run with the estimate,
                                               derive correction factors, diagnose mismatches
   gpuplan fleet [FILE|-] [--catalog DIR]      a team's workloads on one pool per card type
+  gpuplan launch [FILE|-] [--catalog DIR]     the command line (and config file) that runs
+                                              one setup in its framework
   gpuplan limits [FILE|-] [--catalog DIR]     the most one setup can take: batch, length,
                                               concurrency, context, largest model per purpose
   gpuplan catalog [--gpus|--models] [--catalog DIR]
@@ -134,6 +136,20 @@ that runs on at most that many of the card, in the layout plan finds.
 Example:
   echo '{"model":{"preset":"llama-3.1-8b"},"gpu":"rtx-4090-24gb","workload":{"kind":"inference"}}' \
     | gpuplan limits
+)";
+
+constexpr const char* kLaunchHelp = R"(gpuplan launch [FILE|-] [--catalog DIR]
+
+Reads an estimate request (a fixed setup: gpu, parallel, batch, precision; `gpuplan plan`'s
+recommendations give them) and prints {"framework", "command", "files", "notes"}: the command
+line, and the configuration file where the framework takes one, that runs it as estimated.
+Serving: vllm (default), sglang, tensorrt_llm, llama_cpp. Training: a Hugging Face Trainer
+script under torchrun with FSDP (default) or DeepSpeed (ZeRO-1, or framework deepspeed), or
+Megatron-LM's pretrain_gpt.py (framework megatron).
+
+Example:
+  echo '{"model":{"preset":"llama-3.1-70b"},"gpu":"h100-sxm-80gb","workload":{"kind":"inference"},
+         "parallel":{"gpus":4,"tp":4}}' | gpuplan launch
 )";
 
 constexpr const char* kCatalogHelp = R"(gpuplan catalog [--gpus|--models] [--catalog DIR]
@@ -432,6 +448,10 @@ int Main(int argc, char** argv) {
   if (a.command == "fleet") {
     return run_request(kFleetHelp,
                        [](const gpuplan::Engine& e, const std::string& r) { return e.Fleet(r); });
+  }
+  if (a.command == "launch") {
+    return run_request(kLaunchHelp,
+                       [](const gpuplan::Engine& e, const std::string& r) { return e.Launch(r); });
   }
   if (a.command == "limits") {
     return run_request(kLimitsHelp,

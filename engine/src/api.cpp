@@ -4,6 +4,7 @@
 #include "gpuplan/calibration.h"
 #include "gpuplan/estimate.h"
 #include "gpuplan/fleet.h"
+#include "gpuplan/launch.h"
 #include "gpuplan/limits.h"
 #include "gpuplan/planner.h"
 #include "gpuplan/script.h"
@@ -141,6 +142,25 @@ std::string Engine::Limits(std::string_view request_json) const {
   return json_io::DumpEnvelope(
       {{"ok", true},
        {"result", json_io::LimitsToJson(parsed, limits, models, impl_->catalog.version)}});
+}
+
+std::string Engine::Launch(std::string_view request_json) const {
+  json_io::ParsedRequest parsed;
+  std::string envelope;
+  if (!Parse(request_json, /*require_gpu=*/true, &parsed, &envelope)) return envelope;
+  const gpuplan::Estimate e = EstimateSetup(parsed.request, /*with_levers=*/false);
+  const gpuplan::Launch l = LaunchFor(parsed.request, e);
+  json_io::Json files = json_io::Json::array();
+  for (const auto& f : l.files) files.push_back({{"name", f.name}, {"text", f.text}});
+  return json_io::DumpEnvelope({{"ok", true},
+                                {"result",
+                                 {{"framework", l.framework},
+                                  {"command", l.command},
+                                  {"files", files},
+                                  {"notes", l.notes},
+                                  {"fits", e.fits},
+                                  {"request_normalized", parsed.normalized},
+                                  {"engine_version", std::string(Version())}}}});
 }
 
 std::string Engine::Catalog(CatalogPart part) const {

@@ -113,6 +113,19 @@ test('limits gives the same answer from both engines', { skip: !nativeCli }, asy
   }
 });
 
+test('launch gives the same commands from both engines', { skip: !nativeCli }, async () => {
+  const mod = await enginePromise;
+  for (const framework of ['vllm', 'sglang', 'tensorrt_llm', 'llama_cpp', 'pytorch_fsdp', 'deepspeed', 'megatron']) {
+    const serving = ['vllm', 'sglang', 'tensorrt_llm', 'llama_cpp'].includes(framework);
+    const text = JSON.stringify({ model: { preset: 'llama-3.1-8b' }, gpu: 'h100-sxm-80gb', framework,
+      workload: { kind: serving ? 'inference' : 'full_finetune' }, parallel: { gpus: serving ? 1 : 8 } });
+    const wasm = JSON.parse(mod.launch(text));
+    assert.equal(wasm.ok, true, JSON.stringify(wasm).slice(0, 300));
+    const native = JSON.parse(execFileSync(nativeCli, ['launch', '-'], { input: text }).toString());
+    assert.deepEqual(wasm.result, native, framework);
+  }
+});
+
 test('bad input is an error envelope, never a thrown value, even thousands of times', async () => {
   const mod = await enginePromise;
   const deep = '['.repeat(100000);

@@ -911,3 +911,27 @@ test('the limits of a setup equal gpuplan limits for it', { timeout: kTestTimeou
   for (const m of cli.largest_models) assert.equal(shown[`largest_${m.kind}`], m.model ?? '', m.kind);
   assert.match(await page.textContent('#limits-list'), /Largest micro-batch: \d/);
 }));
+
+// Issue #9 (M31): the detail view's launch command is gpuplan launch's for the same setup.
+test('the launch command shown equals gpuplan launch for the setup', { timeout: kTestTimeout },
+     () => check('v-launch', () => page, async () => {
+  await page.goto(`${url}?launch=1`);
+  await waitReady(page);
+  let seq = await planSeq(page);
+  await setField(page, '#kind', 'inference');
+  seq = await waitPlanned(page, seq);
+  await setField(page, '#framework', 'sglang');
+  await waitPlanned(page, seq);
+  const first = (await tableRows(page))[0];
+  await page.click(`#results tbody tr[data-gpu="${first.gpu}"] button.detail`);
+  const request = await page.getAttribute('#launch-run', 'data-request');
+  assert.equal(JSON.parse(request).framework, 'sglang');
+  await page.click('#launch-run');
+  await page.waitForSelector('#launch-command');
+  const run = spawnSync(nativeCli, ['launch', '-'], { input: request, encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const cli = JSON.parse(run.stdout);
+  assert.equal(await page.textContent('#launch-command'), cli.command);
+  assert.match(cli.command, /^python3 -m sglang\.launch_server/);
+  assert.equal(await page.getAttribute('#launch-command', 'data-framework'), 'sglang');
+}));

@@ -45,6 +45,9 @@ class Engine {
   /// sequence (training) or concurrency and context (serving) that fit, and the catalog's
   /// largest model per purpose on that many cards (limits.h). Needs a `gpu`.
   std::string Limits(std::string_view request_json) const;
+  /// `gpuplan launch`: the command line (and configuration file) that runs the request's
+  /// fixed setup in its framework, vLLM or PyTorch FSDP when it names none (launch.h).
+  std::string Launch(std::string_view request_json) const;
   /// The catalog in use as `{"version", "gpus", "models"}` inside the same envelope.
   std::string Catalog(CatalogPart part) const;
   /// True when the catalog loaded without errors.

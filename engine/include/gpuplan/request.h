@@ -35,6 +35,7 @@ struct Constraints {
 struct Request {
   ModelSpec model;
   std::string model_preset;  ///< catalog id when the model came from a preset
+  std::string model_repo;    ///< its Hugging Face repository, when the catalog names one
   Workload workload;
   Precision precision;
   Optimizer optimizer = Optimizer::kAdamW;

@@ -198,7 +198,7 @@ LoadedCatalog LoadCatalog(std::string_view gpus_text, std::string_view models_te
         ModelPreset preset;
         preset.id = r.String("id", 64).value_or("");
         preset.name = r.String("name").value_or("");
-        r.String("hf_repo");
+        preset.hf_repo = r.String("hf_repo").value_or("");
         r.String("source", 2000);
         r.String("params_published_source", 2000);
         if (const Json* pub = r.Raw("params_published"); pub != nullptr && !pub->is_null()) {

@@ -18,6 +18,7 @@ namespace gpuplan::json_io {
 struct ModelPreset {
   std::string id;
   std::string name;
+  std::string hf_repo;  ///< the Hugging Face repository the launch commands name; may be empty
   ModelSpec spec;
   double params_published = 0;            ///< 0 when the catalog has none
   bool params_published_rounded = false;  ///< only a rounded figure ("7B") is published

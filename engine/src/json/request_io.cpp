@@ -57,6 +57,7 @@ void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& c
         } else {
           req.model = p->spec;
           req.model_preset = p->id;
+          req.model_repo = p->hf_repo;
         }
       }
     } else {

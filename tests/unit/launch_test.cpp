@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+// Launch-ready output (issue #9, M31): every option a command uses is one its project
+// documents, and the values are the setup's. The option lists below are copied from each
+// project's reference (the source is named above each list), not from the generator.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace gpuplan::testing {
+namespace {
+
+using Options = std::set<std::string>;
+
+// vLLM engine arguments (docs.vllm.ai/en/stable/cli/serve/, vllm/engine/arg_utils.py).
+const Options kVllm = {"--tensor-parallel-size",   "--pipeline-parallel-size",
+                       "--data-parallel-size",     "--max-model-len",
+                       "--gpu-memory-utilization", "--max-num-seqs",
+                       "--max-num-batched-tokens", "--kv-cache-dtype",
+                       "--quantization",           "--enable-prefix-caching",
+                       "--enable-chunked-prefill", "--dtype",
+                       "--enable-expert-parallel", "--block-size",
+                       "--enforce-eager"};
+// SGLang server arguments (docs.sglang.io server_arguments; python/sglang/srt/server_args.py,
+// whose flags are the ServerArgs field names: tp_size -> --tp-size, pp_size, dtype).
+const Options kSglang = {"--model-path",
+                         "--tp-size",
+                         "--pp-size",
+                         "--dp-size",
+                         "--ep-size",
+                         "--context-length",
+                         "--kv-cache-dtype",
+                         "--quantization",
+                         "--dtype",
+                         "--mem-fraction-static",
+                         "--chunked-prefill-size",
+                         "--cuda-graph-max-bs",
+                         "--max-running-requests",
+                         "--enable-dp-attention"};
+// trtllm-serve (tensorrt_llm/commands/serve.py).
+const Options kTrtllm = {
+    "--tp_size",        "--pp_size",     "--ep_size",        "--max_batch_size",
+    "--max_num_tokens", "--max_seq_len", "--max_beam_width", "--kv_cache_free_gpu_memory_fraction",
+    "--gpus_per_node",  "--backend"};
+// llama-server (ggml-org/llama.cpp tools/server/README.md).
+const Options kLlamaServer = {"-m",  "-c",  "-np",  "-b",   "-ub",    "-ngl",
+                              "-sm", "-fa", "-ctk", "-ctv", "--host", "--port"};
+// torchrun (torch.distributed.run --help) and Hugging Face TrainingArguments (transformers
+// docs, Trainer), plus the example scripts' --model_name_or_path (run_clm.py ModelArguments).
+const Options kTorchrun = {"--nnodes",        "--nproc-per-node", "--node-rank",  "--rdzv-backend",
+                           "--rdzv-endpoint", "--master-addr",    "--master-port"};
+const Options kTrainer = {"--model_name_or_path",
+                          "--per_device_train_batch_size",
+                          "--gradient_accumulation_steps",
+                          "--bf16",
+                          "--fp16",
+                          "--optim",
+                          "--output_dir",
+                          "--fsdp",
+                          "--fsdp_config",
+                          "--deepspeed",
+                          "--gradient_checkpointing",
+                          "--max_steps"};
+// Megatron-LM (megatron/training/arguments.py).
+const Options kMegatron = {"--tensor-model-parallel-size",
+                           "--pipeline-model-parallel-size",
+                           "--micro-batch-size",
+                           "--global-batch-size",
+                           "--seq-length",
+                           "--max-position-embeddings",
+                           "--num-layers",
+                           "--hidden-size",
+                           "--ffn-hidden-size",
+                           "--num-attention-heads",
+                           "--group-query-attention",
+                           "--num-query-groups",
+                           "--swiglu",
+                           "--normalization",
+                           "--untie-embeddings-and-output-weights",
+                           "--bf16",
+                           "--fp16",
+                           "--sequence-parallel",
+                           "--use-distributed-optimizer",
+                           "--recompute-granularity",
+                           "--recompute-method",
+                           "--recompute-num-layers"};
+// DeepSpeed configuration JSON (deepspeed/runtime/zero/config.py and the config docs).
+const Options kDeepSpeedTop = {"train_micro_batch_size_per_gpu",
+                               "gradient_accumulation_steps",
+                               "train_batch_size",
+                               "bf16",
+                               "fp16",
+                               "gradient_clipping",
+                               "zero_optimization"};
+const Options kDeepSpeedZero = {"stage",
+                                "contiguous_gradients",
+                                "overlap_comm",
+                                "reduce_bucket_size",
+                                "allgather_bucket_size",
+                                "offload_optimizer",
+                                "offload_param",
+                                "reduce_scatter"};
+
+Json Launch(const Json& request) {
+  const Json env = Json::parse(ShippedEngine().Launch(request.dump()));
+  EXPECT_TRUE(env.value("ok", false)) << env.dump(1).substr(0, 600);
+  return env.value("result", Json::object());
+}
+
+// The options of a command (tokens starting with '-'), and the value after each.
+std::vector<std::pair<std::string, std::string>> OptionsOf(const std::string& command) {
+  std::istringstream in(command);
+  std::vector<std::string> tokens;
+  for (std::string t; in >> t;) {
+    if (t != "\\") tokens.push_back(t);
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i].size() > 1 && tokens[i][0] == '-') {
+      out.emplace_back(tokens[i], i + 1 < tokens.size() ? tokens[i + 1] : "");
+    }
+  }
+  return out;
+}
+
+void ExpectDocumented(const std::string& command, const std::vector<const Options*>& lists) {
+  for (const auto& [opt, value] : OptionsOf(command)) {
+    bool known = false;
+    for (const Options* l : lists) known = known || l->count(opt) > 0;
+    EXPECT_TRUE(known) << opt << " is not a documented option in:\n" << command;
+  }
+}
+
+std::string ValueOf(const std::string& command, const std::string& opt) {
+  for (const auto& [o, v] : OptionsOf(command)) {
+    if (o == opt) return v;
+  }
+  return "";
+}
+
+Json Serving(const char* framework, int tp) {
+  Json q = {{"model", {{"preset", "llama-3.1-70b"}}},
+            {"gpu", "h100-sxm-80gb"},
+            {"workload",
+             {{"kind", "inference"},
+              {"prompt_tokens", 3000},
+              {"output_tokens", 1000},
+              {"concurrency", 8}}},
+            {"parallel", {{"gpus", tp}, {"tp", tp}}}};
+  if (framework != nullptr) q["framework"] = framework;
+  return q;
+}
+
+TEST(Launch, VllmServesTheSetupItWasEstimatedFor) {
+  const Json l = Launch(Serving("vllm", 4));
+  const std::string cmd = l["command"];
+  EXPECT_EQ(cmd.rfind("vllm serve meta-llama/Llama-3.1-70B", 0), 0U) << cmd;
+  ExpectDocumented(cmd, {&kVllm});
+  EXPECT_EQ(ValueOf(cmd, "--tensor-parallel-size"), "4");
+  EXPECT_EQ(ValueOf(cmd, "--max-model-len"), "4000");  // 3000 + 1000
+  EXPECT_EQ(ValueOf(cmd, "--gpu-memory-utilization"), "0.92");
+  EXPECT_EQ(ValueOf(cmd, "--max-num-batched-tokens"), "8192");  // an H100's default
+  const Json e = Result(Serving("vllm", 4));
+  EXPECT_EQ(ValueOf(cmd, "--max-num-seqs"),
+            std::to_string(e["performance"]["inference"]["max_concurrency"].get<int64_t>()));
+  // AWQ weights and an fp8 KV cache are named.
+  Json q = Serving("vllm", 2);
+  q["precision"] = {{"weights", "awq_int4"}, {"kv_cache", "fp8"}};
+  const std::string awq = Launch(q)["command"];
+  EXPECT_EQ(ValueOf(awq, "--quantization"), "awq");
+  EXPECT_EQ(ValueOf(awq, "--kv-cache-dtype"), "fp8");
+}
+
+TEST(Launch, EveryServingEngineUsesItsOwnOptionNames) {
+  const std::string sg = Launch(Serving("sglang", 4))["command"];
+  const std::string program = "python3 -m sglang.launch_server";
+  ASSERT_EQ(sg.rfind(program, 0), 0U);
+  ExpectDocumented(sg.substr(program.size()), {&kSglang});
+  EXPECT_EQ(ValueOf(sg, "--tp-size"), "4");
+  EXPECT_EQ(ValueOf(sg, "--context-length"), "4000");
+  const std::string trt = Launch(Serving("tensorrt_llm", 4))["command"];
+  EXPECT_EQ(trt.rfind("trtllm-serve meta-llama/Llama-3.1-70B", 0), 0U);
+  ExpectDocumented(trt, {&kTrtllm});
+  EXPECT_EQ(ValueOf(trt, "--max_seq_len"), "4000");
+  EXPECT_EQ(ValueOf(trt, "--kv_cache_free_gpu_memory_fraction"), "0.9");
+  Json q = Serving("llama_cpp", 1);
+  q["parallel"] = {{"gpus", 4}, {"pp", 4}};
+  const std::string cpp = Launch(q)["command"];
+  EXPECT_EQ(cpp.rfind("llama-server", 0), 0U);
+  ExpectDocumented(cpp, {&kLlamaServer});
+  // --ctx-size holds every slot's context: 8 x 4000.
+  EXPECT_EQ(ValueOf(cpp, "-c"), "32000");
+  EXPECT_EQ(ValueOf(cpp, "-np"), "8");
+  EXPECT_EQ(ValueOf(cpp, "-sm"), "layer");
+  EXPECT_EQ(ValueOf(cpp, "-ub"), "512");
+}
+
+Json Training(const char* framework, int gpus, int zero) {
+  Json q = {{"model", {{"preset", "llama-3.1-8b"}}},
+            {"gpu", "h100-sxm-80gb"},
+            {"workload",
+             {{"kind", "full_finetune"}, {"micro_batch", 2}, {"grad_accum", 4}, {"seq_len", 4096}}},
+            {"parallel", {{"gpus", gpus}, {"zero", zero}}},
+            {"memory_techniques", {{"recompute", "full"}}}};
+  if (framework != nullptr) q["framework"] = framework;
+  return q;
+}
+
+TEST(Launch, FsdpRunsUnderTorchrunWithItsConfigFile) {
+  const Json l = Launch(Training(nullptr, 16, 3));
+  const std::string cmd = l["command"];
+  ExpectDocumented(cmd, {&kTorchrun, &kTrainer});
+  // 16 H100s are two 8-GPU nodes.
+  EXPECT_EQ(ValueOf(cmd, "--nnodes"), "2");
+  EXPECT_EQ(ValueOf(cmd, "--nproc-per-node"), "8");
+  EXPECT_EQ(ValueOf(cmd, "--per_device_train_batch_size"), "2");
+  EXPECT_EQ(ValueOf(cmd, "--gradient_accumulation_steps"), "4");
+  EXPECT_EQ(ValueOf(cmd, "--fsdp"), "\"full_shard");
+  ASSERT_EQ(l["files"].size(), 1U);
+  const Json cfg = Json::parse(l["files"][0]["text"].get<std::string>());
+  EXPECT_EQ(cfg["transformer_layer_cls_to_wrap"][0], "LlamaDecoderLayer");
+  EXPECT_EQ(cfg["activation_checkpointing"], true);
+  EXPECT_EQ(ValueOf(Launch(Training("pytorch_fsdp", 8, 2))["command"], "--fsdp"),
+            "\"shard_grad_op");
+}
+
+TEST(Launch, DeepSpeedWritesItsZeroConfiguration) {
+  const Json l = Launch(Training("deepspeed", 8, 2));
+  ExpectDocumented(l["command"], {&kTorchrun, &kTrainer});
+  ASSERT_EQ(l["files"].size(), 1U);
+  EXPECT_EQ(l["files"][0]["name"], "ds_config.json");
+  const Json cfg = Json::parse(l["files"][0]["text"].get<std::string>());
+  for (const auto& [key, value] : cfg.items()) EXPECT_TRUE(kDeepSpeedTop.count(key)) << key;
+  for (const auto& [key, value] : cfg["zero_optimization"].items()) {
+    EXPECT_TRUE(kDeepSpeedZero.count(key)) << key;
+  }
+  EXPECT_EQ(cfg["zero_optimization"]["stage"], 2);
+  EXPECT_EQ(cfg["train_micro_batch_size_per_gpu"], 2);
+  EXPECT_EQ(cfg["gradient_accumulation_steps"], 4);
+  EXPECT_EQ(cfg["bf16"]["enabled"], true);
+  // ZeRO-1 without a framework is DeepSpeed's too.
+  EXPECT_EQ(Launch(Training(nullptr, 8, 1))["framework"], "deepspeed");
+}
+
+TEST(Launch, MegatronGetsTheModelAndLayout) {
+  Json q = Training("megatron", 16, 1);
+  q["parallel"]["tp"] = 4;
+  q["parallel"]["sequence_parallel"] = true;
+  const std::string cmd = Launch(q)["command"];
+  ExpectDocumented(cmd, {&kTorchrun, &kMegatron});
+  EXPECT_EQ(ValueOf(cmd, "--tensor-model-parallel-size"), "4");
+  // Llama 3.1 8B: 32 layers, 4096 wide, 14336 MLP, 32 heads over 8 KV groups.
+  EXPECT_EQ(ValueOf(cmd, "--num-layers"), "32");
+  EXPECT_EQ(ValueOf(cmd, "--hidden-size"), "4096");
+  EXPECT_EQ(ValueOf(cmd, "--ffn-hidden-size"), "14336");
+  EXPECT_EQ(ValueOf(cmd, "--num-query-groups"), "8");
+  // Global batch = 2 x 4 x (16 / 4) data-parallel ranks = 32.
+  EXPECT_EQ(ValueOf(cmd, "--global-batch-size"), "32");
+  EXPECT_NE(cmd.find("--use-distributed-optimizer"), std::string::npos);
+  EXPECT_NE(cmd.find("--sequence-parallel"), std::string::npos);
+}
+
+TEST(Launch, AModelWithoutARepositoryNamesAPlaceholder) {
+  Json q = Serving("vllm", 1);
+  q["model"] = {{"layers", 4}, {"hidden", 512}, {"intermediate", 1024},
+                {"heads", 8},  {"kv_heads", 8}, {"vocab", 1000}};
+  const Json l = Launch(q);
+  EXPECT_EQ(l["command"].get<std::string>().rfind("vllm serve MODEL", 0), 0U);
+  EXPECT_FALSE(l["notes"].empty());
+}
+
+}  // namespace
+}  // namespace gpuplan::testing
