@@ -500,8 +500,6 @@ function init() {
   });
   $('#limits-run').addEventListener('click', (e) => {
     $('#limits-list').replaceChildren();
-    $('#launch-run').dataset.request = JSON.stringify(setupRequest(rec));
-    $('#launch-box').replaceChildren();
     worker.postMessage({ type: 'limits', request: e.currentTarget.dataset.request });
   });
   $('#download-script').addEventListener('click', (e) => {

@@ -171,6 +171,6 @@ std::string Engine::Catalog(CatalogPart part) const {
   return json_io::DumpEnvelope({{"ok", true}, {"result", out}});
 }
 
-std::string_view Version() { return "0.1.0"; }
+std::string_view Version() { return "0.2.0"; }
 
 }  // namespace gpuplan

@@ -69,15 +69,6 @@ void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
          "paged 8-bit Adam keeps its states in CUDA unified memory, outside PyTorch's allocator: "
          "they are not in the per-GPU total and page to host RAM under pressure");
   }
-  const int64_t context = r.workload.IsTraining()
-                              ? r.workload.seq_len
-                              : r.workload.prompt_tokens + r.workload.output_tokens;
-  if (m.sliding_window > 0 && context > m.sliding_window) {
-    warn("sliding_window_not_modelled",
-         {{"sliding_window", D(m.sliding_window)}, {"context", D(context)}},
-         "the model's local layers attend to " + std::to_string(m.sliding_window) +
-             " tokens only; the KV cache is counted as full attention, an upper bound");
-  }
   if (p.cp > 1 || p.ep > 1) {
     warn("parallel_communication_not_modelled", {{"cp", D(p.cp)}, {"ep", D(p.ep)}},
          "context-parallel ring attention and expert-parallel all-to-all traffic are not in the "
@@ -164,8 +155,10 @@ void ExplainMemory(const Request& r, const ParamCounts& c, Estimate* e) {
             ? "layers x (kv_lora_rank + qk_rope_head_dim) x bytes x (prompt + output) "
               "tokens x concurrency (MLA caches the compressed latent)"
             : "2 (K and V) x layers x kv_heads/tp x head_dim x bytes x (prompt + output) "
-              "tokens x concurrency",
+              "tokens x concurrency; sliding-window layers hold at most the window",
         {{"bytes_per_token", get("kv_cache.bytes_per_token")},
+         {"sliding_window", D(r.model.sliding_window)},
+         {"local_layers", D(r.model.LocalLayers(0, r.model.layers))},
          {"tokens_per_sequence", D(r.workload.prompt_tokens + r.workload.output_tokens)},
          {"concurrency", D(r.workload.concurrency)},
          {"kv_bytes_per_element", BytesPerElement(r.precision.kv_cache)}},

@@ -486,7 +486,13 @@ class StageEstimator {
     }
     const double per_token = per_token_layer * D(s_.Count());
     Record("kv_cache.bytes_per_token", per_token);
-    kv_ = per_token * D(w_.prompt_tokens + w_.output_tokens) * D(w_.concurrency);
+    // Sliding-window layers keep only the window's tokens (vLLM's hybrid KV cache manager,
+    // llama.cpp's SWA cache, transformers' HybridCache).
+    const double context = D(w_.prompt_tokens + w_.output_tokens);
+    const double local = D(m_.LocalLayers(s_.begin, s_.end));
+    const double window = std::min(context, D(m_.sliding_window));
+    kv_ =
+        per_token_layer * ((D(s_.Count()) - local) * context + local * window) * D(w_.concurrency);
   }
 
   void InferenceActivations() {

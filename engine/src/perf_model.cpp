@@ -111,7 +111,7 @@ TrainingFlops TrainingFlopsPerToken(const Request& r, const ParamCounts& c) {
   // Attention scores and their weighted sum: 2 s (q + o widths) FLOPs per token and layer
   // forward, x3 for forward and backward: llm-foundry's 12 L d s for d-wide attention.
   const double attention_fwd =
-      2 * D(m.layers) * D(w.seq_len) * D(m.QueryWidth() + m.AttnOutWidth());
+      2 * D(m.layers) * m.AttendedContext(D(w.seq_len)) * D(m.QueryWidth() + m.AttnOutWidth());
   const bool peft = w.IsPeft();
   // Frozen bases compute no weight gradients: forward 2N + input gradients 2N (PEFT); full
   // training adds 2N of weight gradients (Kaplan et al. 2020: 6N).
@@ -269,9 +269,11 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
     weights *= (1 - share) + share * std::min(1.0, touched / experts);
   }
   const double context = D(w.prompt_tokens) + D(w.output_tokens) / 2;  // average over decode
-  const double kv = kv_bytes_per_token * context * batch;
+  // Sliding-window layers read and attend to at most the window.
+  const double attended = m.AttendedContext(context);
+  const double kv = kv_bytes_per_token * attended * batch;
   out.bytes_per_step = weights + kv;
-  out.flops_per_step = batch * (2 * matmul_params + 2 * D(m.layers) * context * qo_width) / tp;
+  out.flops_per_step = batch * (2 * matmul_params + 2 * D(m.layers) * attended * qo_width) / tp;
   const double mem_s = out.bytes_per_step / bandwidth;
   const double comp_s = out.flops_per_step / (peak * prefill_eff);
   out.compute_bound = comp_s > mem_s;
@@ -288,7 +290,8 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
   // layer; compute-bound, but never faster than reading the weights once.
   const double prompt = D(w.prompt_tokens);
   const double prefill_flops =
-      (2 * matmul_params * prompt + D(m.layers) * prompt * prompt * qo_width) / tp;
+      (2 * matmul_params * prompt + D(m.layers) * prompt * m.AttendedContext(prompt) * qo_width) /
+      tp;
   const double prefill_comm =
       p.tp > 1 ? 2 * D(m.layers) *
                      AllReduceSeconds(prompt * D(m.hidden) * 2, p.tp, tp_bw, SlowLink(g, p.tp))

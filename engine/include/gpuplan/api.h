@@ -63,7 +63,7 @@ class Engine {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The engine's version ("0.1.0").
+/// The engine's version ("0.2.0").
 std::string_view Version();
 
 }  // namespace gpuplan

@@ -61,11 +61,31 @@ struct ModelSpec {
   bool dropout = false;  ///< dropout active in training (Korthikanti's masks)
   MoeSpec moe;
   MlaSpec mla;
-  int64_t max_context = 0;      ///< max_position_embeddings, 0 when unknown
-  int64_t sliding_window = 0;   ///< attention window of local layers, 0 when none
+  int64_t max_context = 0;     ///< max_position_embeddings, 0 when unknown
+  int64_t sliding_window = 0;  ///< attention window of local layers, 0 when none
+  /// With a window: layer i attends globally when (i + 1) % sliding_pattern == 0 (Gemma 2: 2,
+  /// Gemma 3: 6); 1 = every layer is local (Mistral v0.1).
+  int64_t sliding_pattern = 1;
   int64_t declared_params = 0;  ///< a count the user or catalog stated, 0 when none
 
   bool IsMoe() const { return moe.experts > 0; }
+  /// Layers in [begin, end) that attend within the sliding window.
+  int64_t LocalLayers(int64_t begin, int64_t end) const {
+    if (sliding_window <= 0 || end <= begin) return 0;
+    if (sliding_pattern <= 1) return end - begin;
+    return (end - begin) - (end / sliding_pattern - begin / sliding_pattern);
+  }
+  /// Per layer, the tokens of a `context`-long sequence attended to, averaged over the layers:
+  /// local layers see at most the window.
+  double AttendedContext(double context) const {
+    if (layers <= 0) return context;
+    const double local = static_cast<double>(LocalLayers(0, layers));
+    const double window = context < static_cast<double>(sliding_window)
+                              ? context
+                              : static_cast<double>(sliding_window);
+    return ((static_cast<double>(layers) - local) * context + local * window) /
+           static_cast<double>(layers);
+  }
   bool IsMla() const { return mla.kv_lora_rank > 0; }
   /// Width of all query heads together (heads x head_dim; MLA: heads x (nope + rope)).
   int64_t QueryWidth() const;

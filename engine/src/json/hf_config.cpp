@@ -12,6 +12,26 @@ namespace {
 constexpr int64_t kMaxDim = int64_t{1} << 24;  // 16M: far above any real width or vocabulary
 
 // Reads config fields that may be spelled several ways (hidden_size / n_embd / d_model).
+// The period of a layer_types list whose global ("full_attention") layers close each
+// period (k - 1 local layers, then one global): k; 1 when every layer is local; 0 when the
+// list is not of that form.
+int64_t PatternOf(const Json& types) {
+  const int64_t n = static_cast<int64_t>(types.size());
+  int64_t first_global = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    const Json& t = types[static_cast<size_t>(i)];
+    if (!t.is_string()) return 0;
+    if (t.get<std::string>() != "sliding_attention" && first_global < 0) first_global = i;
+  }
+  if (first_global < 0) return 1;
+  const int64_t k = first_global + 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const bool global = types[static_cast<size_t>(i)].get<std::string>() != "sliding_attention";
+    if (global != ((i + 1) % k == 0)) return 0;
+  }
+  return k;
+}
+
 class HfReader {
  public:
   HfReader(const Json& c, std::string path, const ReadContext& ctx)
@@ -239,6 +259,28 @@ std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string
   // configs carry a window that use_sliding_window (false) switches off.
   const bool window_on = r.Bool({"use_sliding_window"}).value_or(true);
   if (window_on) m.sliding_window = r.Int({"sliding_window"}, false, 1).value_or(0);
+  // Which layers are local: layer_types when the config lists them, else Gemma 2's every
+  // other layer (transformers: layer_idx % 2 == 0 is local), else sliding_window_pattern
+  // (Gemma 3), else every layer.
+  if (m.sliding_window > 0) {
+    const Json* types = r.Find({"layer_types"});
+    if (types != nullptr && types->is_array() && !types->empty()) {
+      m.sliding_pattern = PatternOf(*types);
+      if (m.sliding_pattern == 0) {
+        m.sliding_window = 0;
+        m.sliding_pattern = 1;
+        warnings->push_back(Note{"layer_types_irregular",
+                                 {},
+                                 "layer_types is not a repeating local/global pattern: every "
+                                 "layer is counted as full attention, an upper bound",
+                                 base + "/layer_types"});
+      }
+    } else if (f == "gemma2") {
+      m.sliding_pattern = 2;
+    } else {
+      m.sliding_pattern = r.Int({"sliding_window_pattern"}, false, 1, 1 << 16).value_or(1);
+    }
+  }
   m.max_context = r.Int({"max_position_embeddings", "n_positions", "seq_length"}, false, 1,
                         std::numeric_limits<int32_t>::max())
                       .value_or(0);
