@@ -69,10 +69,10 @@ void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
          "paged 8-bit Adam keeps its states in CUDA unified memory, outside PyTorch's allocator: "
          "they are not in the per-GPU total and page to host RAM under pressure");
   }
-  if (p.cp > 1 || p.ep > 1) {
-    warn("parallel_communication_not_modelled", {{"cp", D(p.cp)}, {"ep", D(p.ep)}},
-         "context-parallel ring attention and expert-parallel all-to-all traffic are not in the "
-         "time estimate: it is optimistic for cp or ep above 1");
+  if (p.cp > 1) {
+    warn("parallel_communication_not_modelled", {{"cp", D(p.cp)}},
+         "context-parallel ring attention traffic is not in the time estimate: it is optimistic "
+         "for cp above 1");
   }
   if (r.workload.IsTraining() && r.workload.seq_len % p.cp != 0) {
     warn("seq_len_not_divisible_by_cp", {{"seq_len", D(r.workload.seq_len)}, {"cp", D(p.cp)}},
@@ -307,10 +307,13 @@ void AddTraining(const Request& r, Estimate* e) {
        "causal attention counted in full, as llm-foundry's MFU does"}};
   x[base + "tokens_per_s"] = {
       "tokens per step / step time; step = compute + pipeline bubble + tensor-parallel "
-      "all-reduces + data-parallel traffic not hidden behind compute",
+      "all-reduces + expert-parallel all-to-alls (dispatch and combine of every token's "
+      "hidden state to its k experts, per MoE layer, forward and backward) + data-parallel "
+      "traffic not hidden behind compute",
       {{"compute_s", t.compute_s},
        {"bubble_s", t.bubble_s},
        {"tp_comm_s", t.tp_comm_s},
+       {"ep_comm_s", t.ep_comm_s},
        {"dp_comm_s", t.dp_comm_s},
        {"dp_exposed_s", t.dp_exposed_s},
        {"step_s", t.step_s},
@@ -413,11 +416,13 @@ void AddServing(const Request& r, Estimate* e) {
   const std::string base = "/performance/inference/";
   x[base + "tpot_ms"] = {
       "max(bytes read per step / (bandwidth x efficiency), FLOPs per step / (peak x efficiency)) "
-      "+ two tensor-parallel all-reduces per layer; bytes = weights (MoE: the experts the batch "
-      "routes to) + the batch's KV cache at the average context",
+      "+ two tensor-parallel all-reduces per layer + an expert-parallel dispatch and combine "
+      "per MoE layer; bytes = weights (MoE: the experts the batch routes to) + the batch's KV "
+      "cache at the average context (sliding-window layers: at most the window)",
       {{"bytes_per_step", p.bytes_per_step},
        {"flops_per_step", p.flops_per_step},
        {"tp_comm_s", p.tp_comm_s},
+       {"ep_comm_s", p.ep_comm_s},
        {"bandwidth_efficiency", std::min(1.0, eff.decode_bandwidth * r.calibration.bandwidth)},
        {"compute_bound", p.compute_bound ? 1.0 : 0.0}},
       {"decode efficiency: " + eff.basis}};

@@ -63,10 +63,27 @@ double AllReduceSeconds(double bytes, int64_t n, double bandwidth, bool pcie) {
   return latency + 2 * D(n - 1) / D(n) * bytes / bandwidth;
 }
 
+// All-to-all of `bytes` per rank over n ranks (expert dispatch or combine): (n-1)/n of them
+// leave the GPU, after the same small-message latency as an all-reduce.
+double AllToAllSeconds(double bytes, int64_t n, double bandwidth, bool pcie) {
+  if (n <= 1) return 0;
+  const double latency = (kAllReduceLatencyBase + kAllReduceLatencyPerDoubling * std::log2(D(n))) *
+                         (pcie ? kPcieLatencyFactor : 1);
+  return latency + D(n - 1) / D(n) * bytes / bandwidth;
+}
+
 // NVLink, Infinity Fabric and the like, or PCIe (and anything across nodes).
 bool SlowLink(const GpuSpec& g, int64_t group) {
   return group > g.gpus_per_node || g.intra_node_kind.rfind("pcie", 0) == 0 ||
          g.intra_node_kind.empty();
+}
+
+// An expert-parallel group: ep ranks tp apart (Megatron carves it from the data-parallel
+// ranks), inside a node while ep x tp fits one; across nodes every GPU uses its share of the
+// node's network, all at once.
+double EpBandwidth(const GpuSpec& g, const Parallel& p) {
+  return p.ep * p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g)
+                                        : InterNodeBandwidth(g, g.gpus_per_node);
 }
 
 }  // namespace
@@ -184,6 +201,19 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
                   AllReduceSeconds(bytes, p.tp, t.tp_bandwidth, SlowLink(g, p.tp));
   }
 
+  // Expert parallel: every MoE layer sends each token's hidden state to its k experts' ranks
+  // and back (dispatch and combine), forward and again backward, and once more when full
+  // recomputation repeats the forward (GShard; DeepSpeed-MoE); not overlapped here.
+  if (p.ep > 1 && m.IsMoe() && c.moe_layers > 0) {
+    const double tokens = tokens_per_micro / D(p.cp) / (p.sequence_parallel ? D(p.tp) : 1);
+    const double bytes = tokens * D(m.moe.experts_per_token) * D(m.hidden) * act_bytes;
+    const int calls = r.techniques.recompute == Recompute::kFull ? 6 : 4;
+    const double stage_moe_layers = std::ceil(D(c.moe_layers) / D(p.pp));
+    t.ep_comm_s = D(micro_batches) * stage_moe_layers * calls *
+                  AllToAllSeconds(bytes, p.ep, cal.interconnect * EpBandwidth(g, p),
+                                  SlowLink(g, p.ep * p.tp));
+  }
+
   // Data parallel: gradients all-reduced once a step (ZeRO-0/1), reduce-scattered plus
   // parameters all-gathered (ZeRO-2: same volume), or parameters all-gathered twice and
   // gradients reduce-scattered every micro-batch (ZeRO-3/FSDP: 1.5x, ZeRO paper section 7).
@@ -219,7 +249,7 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
     t.dp_exposed_s = std::max(0.0, t.dp_comm_s - hidden_behind);
   }
 
-  t.step_s = t.compute_s + t.bubble_s + t.tp_comm_s + t.dp_exposed_s;
+  t.step_s = t.compute_s + t.bubble_s + t.tp_comm_s + t.ep_comm_s + t.dp_exposed_s;
   t.tokens_per_step = tokens_per_micro * D(micro_batches) * D(dp);
   t.tokens_per_s = t.step_s > 0 ? t.tokens_per_step / t.step_s : 0;
   t.tokens_per_s_per_gpu = t.tokens_per_s / D(p.gpus);
@@ -282,7 +312,16 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
       p.tp > 1 ? 2 * D(m.layers) *
                      AllReduceSeconds(batch * D(m.hidden) * 2, p.tp, tp_bw, SlowLink(g, p.tp))
                : 0;
-  out.tpot_s = std::max(mem_s, comp_s) + out.tp_comm_s;
+  // Expert parallel: a dispatch and a combine of the batch per MoE layer.
+  const double ep_bw = (p.ep > 1 && m.IsMoe()) ? r.calibration.interconnect * EpBandwidth(g, p) : 0;
+  const auto ep_seconds = [&](double tokens) {
+    return ep_bw > 0 ? 2 * D(c.moe_layers) *
+                           AllToAllSeconds(tokens * D(m.moe.experts_per_token) * D(m.hidden) * 2,
+                                           p.ep, ep_bw, SlowLink(g, p.ep * p.tp))
+                     : 0;
+  };
+  out.ep_comm_s = ep_seconds(batch);
+  out.tpot_s = std::max(mem_s, comp_s) + out.tp_comm_s + out.ep_comm_s;
   out.decode_tokens_per_s_per_seq = out.tpot_s > 0 ? 1 / out.tpot_s : 0;
   out.decode_tokens_per_s_total = batch * out.decode_tokens_per_s_per_seq;
 
@@ -296,7 +335,8 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
       p.tp > 1 ? 2 * D(m.layers) *
                      AllReduceSeconds(prompt * D(m.hidden) * 2, p.tp, tp_bw, SlowLink(g, p.tp))
                : 0;
-  out.ttft_s = std::max(prefill_flops / (peak * prefill_eff), weights / bandwidth) + prefill_comm;
+  out.ttft_s = std::max(prefill_flops / (peak * prefill_eff), weights / bandwidth) + prefill_comm +
+               ep_seconds(prompt);
   out.prefill_tokens_per_s = out.ttft_s > 0 ? prompt / out.ttft_s : 0;
   return out;
 }

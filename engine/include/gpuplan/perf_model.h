@@ -40,6 +40,7 @@ struct TrainingPerf {
   double compute_s = 0;     ///< per step, all micro-batches, per GPU
   double bubble_s = 0;      ///< pipeline fill and drain per step
   double tp_comm_s = 0;     ///< tensor-parallel all-reduces per step (not overlapped)
+  double ep_comm_s = 0;     ///< expert-parallel all-to-alls per step (not overlapped)
   double dp_comm_s = 0;     ///< data-parallel / ZeRO traffic per step
   double dp_exposed_s = 0;  ///< the part not hidden behind compute
   double step_s = 0;
@@ -68,6 +69,7 @@ struct InferencePerf {
   double bytes_per_step = 0;   ///< weights and KV cache read per decode step, per GPU
   double flops_per_step = 0;   ///< per GPU
   double tp_comm_s = 0;        ///< per decode step
+  double ep_comm_s = 0;        ///< expert-parallel all-to-alls per decode step
   bool compute_bound = false;  ///< decode limited by compute rather than bandwidth
 };
 /// `weight_bytes_read`: the weights one tensor-parallel rank reads per token across all
