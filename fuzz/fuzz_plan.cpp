@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Any bytes as a request to plan (the whole search over the shipped catalog), to fleet
-// (which runs a plan per workload and card) and to limits (bisections and a plan per model).
+// (which runs a plan per workload and card) to limits (bisections and a plan per model) and to
+// traffic (a plan and a sizing per card).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -12,5 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gpuplan::fuzz::CheckEnvelope(gpuplan::fuzz::Shipped().Plan(request));
   gpuplan::fuzz::CheckEnvelope(gpuplan::fuzz::Shipped().Fleet(request));
   gpuplan::fuzz::CheckEnvelope(gpuplan::fuzz::Shipped().Limits(request));
+  gpuplan::fuzz::CheckEnvelope(gpuplan::fuzz::Shipped().Traffic(request));
   return 0;
 }

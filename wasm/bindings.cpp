@@ -53,6 +53,10 @@ std::string Launch(const std::string& request) {
   return Loaded() ? Loaded()->Launch(request) : kNoCatalog;
 }
 
+std::string Traffic(const std::string& request) {
+  return Loaded() ? Loaded()->Traffic(request) : kNoCatalog;
+}
+
 std::string Version() { return std::string(gpuplan::Version()); }
 
 }  // namespace
@@ -66,5 +70,6 @@ EMSCRIPTEN_BINDINGS(gpuplan) {
   emscripten::function("fleet", &Fleet);
   emscripten::function("limits", &Limits);
   emscripten::function("launch", &Launch);
+  emscripten::function("traffic", &Traffic);
   emscripten::function("version", &Version);
 }

@@ -2,7 +2,7 @@
 // answer is drawn), the URL hash always holds the share link, and render.js draws the results.
 import { preferredLanguage, setLanguage, t } from './i18n.js';
 import { buildRequest, calibrationOf, calibrationState, decodeShare, encodeShare, InputError, kDefaults,
-  kTraining } from './state.js';
+  kTraining, trafficRequest } from './state.js';
 import { el, exportPlan, renderDetail, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
 import { MeasurePanel, renderDiagnosis, showBanner } from './calibration-view.js';
 
@@ -27,6 +27,7 @@ let result = null;
 let lastDraw = null;
 let sort = { key: null, dir: 1 };
 let lastRequest = null;
+let trafficSeq = 0;       // traffic requests sent; only the newest answer is drawn
 let detailOpener = null;
 let modelNames = new Map();
 let catalogGpus = new Map();
@@ -202,6 +203,25 @@ function drawPlan(envelope, ms) {
   document.body.dataset.firstPlanAt ??= performance.now().toFixed(0);
 }
 
+// With a request rate on an inference form, the traffic table follows every plan.
+function requestTraffic() {
+  const section = $('#traffic-section');
+  let request = null;
+  try {
+    request = lastRequest && trafficRequest(state, JSON.parse(lastRequest));
+  } catch (err) {
+    section.hidden = false;
+    $('#traffic-errors').textContent = err.message;
+    return;
+  }
+  if (!request) {
+    section.hidden = true;
+    return;
+  }
+  section.dataset.request = JSON.stringify(request);
+  worker.postMessage({ type: 'traffic', request: section.dataset.request, seq: ++trafficSeq });
+}
+
 function sortedRows() {
   return sortRows(rows, sort.key, sort.dir);
 }
@@ -272,6 +292,7 @@ worker.onmessage = ({ data }) => {
     inFlight = false;
     if (data.seq === gen) {  // an answer for an older form state is dropped
       drawPlan(JSON.parse(data.text), data.ms);
+      requestTraffic();
       document.body.dataset.planSeq = String(++seq);
       postHeight();
     }
@@ -282,6 +303,11 @@ worker.onmessage = ({ data }) => {
     measure.show(data.text);
   } else if (data.type === 'fleet') {
     fleet?.renderFleet(data.text);
+  } else if (data.type === 'traffic') {
+    // Only the answer for the newest plan is drawn.
+    if (data.seq === trafficSeq) {
+      import('./traffic-view.js').then((m) => m.renderTraffic($('#traffic-section'), data.text));
+    }
   } else if (data.type === 'launch') {
     import('./launch-view.js').then((m) => m.renderLaunch($('#launch-box'), data.text));
   } else if (data.type === 'limits') {

@@ -8,7 +8,7 @@ export const kDefaults = Object.freeze({
   ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
   objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
   vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '', cal_slack: '',
-  cal_on: '', waits: '', fleet: '', framework: '',
+  cal_on: '', waits: '', fleet: '', framework: '', rps: '', prompt_p95: '', output_p95: '', prefix_hit: '',
 });
 
 // The explicit-architecture fields (the contract's model numbers); layers turns them on.
@@ -19,7 +19,8 @@ export const kTraining = ['pretrain', 'full_finetune', 'lora', 'qlora'];
 // Fields the page turns into numbers; an empty optional one is left out of the request.
 const kNumbers = [...kArchitecture, 'cal_compute', 'cal_bandwidth', 'cal_memory', 'cal_interconnect',
   'cal_slack', 'seq_len', 'prompt_tokens', 'output_tokens', 'tokens', 'deadline_h',
-  'concurrency', 'ttft_ms', 'tpot_ms', 'max_gpus', 'budget_usd', 'node_power_w'];
+  'concurrency', 'ttft_ms', 'tpot_ms', 'max_gpus', 'budget_usd', 'node_power_w', 'rps', 'prompt_p95',
+  'output_p95', 'prefix_hit'];
 
 export class InputError extends Error {
   constructor(field, message) { super(`${field}: ${message}`); this.field = field; }
@@ -61,6 +62,21 @@ export function buildRequest(state) {
   const calibration = calibrationOf(state);
   if (calibration) request.calibration = calibration;
   return JSON.parse(JSON.stringify(request));  // drops the undefined (empty optional) fields
+}
+
+// gpuplan traffic's request: the plan request plus the traffic fields (the mean lengths are
+// the form's prompt and output; the hit rate is entered in percent). Null when no rate is set.
+export function trafficRequest(state, request) {
+  if (!String(state.rps ?? '').trim() || request.workload?.kind !== 'inference') return null;
+  const mean = (k, v) => ({ mean: v, p95: num(state, k) ?? v });
+  const traffic = {
+    requests_per_s: num(state, 'rps'),
+    prompt_tokens: mean('prompt_p95', request.workload.prompt_tokens ?? 1024),
+    output_tokens: mean('output_p95', request.workload.output_tokens ?? 256),
+  };
+  const hit = num(state, 'prefix_hit');
+  if (hit !== undefined) traffic.prefix_cache_hit = hit / 100;
+  return { ...request, traffic };
 }
 
 // Calibration factors as page state (share link and local storage carry these keys).
@@ -147,7 +163,8 @@ const kFormatDefaults = Object.freeze({
     ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
     objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
     vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '',
-    cal_slack: '', cal_on: '', waits: '', fleet: '', framework: '',
+    cal_slack: '', cal_on: '', waits: '', fleet: '', framework: '', rps: '', prompt_p95: '',
+    output_p95: '', prefix_hit: '',
   }),
 });
 export const kCurrentFormatDefaults = kFormatDefaults[kFormat];

@@ -7,6 +7,7 @@
 //   in  {type:'fleet', request}                  a team's workloads (out {type:'fleet', text})
 //   in  {type:'limits', request}                 the most one setup takes (out {type:'limits', text})
 //   in  {type:'launch', request}                 its launch command (out {type:'launch', text})
+//   in  {type:'traffic', request}                card types for a request rate (out {type:'traffic', text})
 //   out {type:'catalog', envelope, part, source, engine}  out {type:'plan', seq, text, ms}
 //   out {type:'script', text}                    out {type:'calibrate', text}
 import createGpuplan from './engine/gpuplan.mjs';
@@ -48,6 +49,8 @@ self.onmessage = async ({ data }) => {
                          engine: engine.version() });
     } else if (data.type === 'script') {
       self.postMessage({ type: 'script', text: engine.script(data.request) });
+    } else if (data.type === 'traffic') {
+      self.postMessage({ type: 'traffic', seq: data.seq, text: engine.traffic(data.request) });
     } else if (data.type === 'launch') {
       self.postMessage({ type: 'launch', text: engine.launch(data.request) });
     } else if (data.type === 'limits') {

@@ -30,6 +30,8 @@ Usage:
   gpuplan calibrate [FILE|-] [--catalog DIR]  compare a measured run with the estimate,
                                               derive correction factors, diagnose mismatches
   gpuplan fleet [FILE|-] [--catalog DIR]      a team's workloads on one pool per card type
+  gpuplan traffic [FILE|-] [--catalog DIR]    replicas, cards and cost per million tokens
+                                              for a request rate and length distributions
   gpuplan launch [FILE|-] [--catalog DIR]     the command line (and config file) that runs
                                               one setup in its framework
   gpuplan limits [FILE|-] [--catalog DIR]     the most one setup can take: batch, length,
@@ -150,6 +152,23 @@ Megatron-LM's pretrain_gpt.py (framework megatron).
 Example:
   echo '{"model":{"preset":"llama-3.1-70b"},"gpu":"h100-sxm-80gb","workload":{"kind":"inference"},
          "parallel":{"gpus":4,"tp":4}}' | gpuplan launch
+)";
+
+constexpr const char* kTrafficHelp = R"(gpuplan traffic [FILE|-] [--catalog DIR]
+
+Reads an inference plan request plus
+  "traffic": {"requests_per_s": 20, "prompt_tokens": {"mean": 1500, "p95": 6000},
+              "output_tokens": {"mean": 300, "p95": 1200}, "prefix_cache_hit": 0.3}
+and, for each card type (constraints.gpus, else the catalog), sizes the replicas: the plan's
+replica for the mean request, the concurrency each holds within the TPOT target (prefills
+interleaved), the requests per second that gives (Little's law), the replicas and cards the
+rate needs, the p95 prompt's TTFT, and the cost per hour and per million tokens. Cheapest first.
+
+Example:
+  echo '{"model":{"preset":"llama-3.1-8b"},"workload":{"kind":"inference"},
+         "constraints":{"tpot_ms":50,"ttft_ms":2000,"gpus":["h100-sxm-80gb","l40s-48gb"]},
+         "traffic":{"requests_per_s":20,"prompt_tokens":{"mean":1500,"p95":6000},
+                    "output_tokens":{"mean":300,"p95":1200}}}' | gpuplan traffic
 )";
 
 constexpr const char* kCatalogHelp = R"(gpuplan catalog [--gpus|--models] [--catalog DIR]
@@ -448,6 +467,10 @@ int Main(int argc, char** argv) {
   if (a.command == "fleet") {
     return run_request(kFleetHelp,
                        [](const gpuplan::Engine& e, const std::string& r) { return e.Fleet(r); });
+  }
+  if (a.command == "traffic") {
+    return run_request(kTrafficHelp,
+                       [](const gpuplan::Engine& e, const std::string& r) { return e.Traffic(r); });
   }
   if (a.command == "launch") {
     return run_request(kLaunchHelp,

@@ -8,12 +8,14 @@
 #include "gpuplan/limits.h"
 #include "gpuplan/planner.h"
 #include "gpuplan/script.h"
+#include "gpuplan/traffic.h"
 #include "json/calibration_io.h"
 #include "json/catalog_io.h"
 #include "json/fleet_io.h"
 #include "json/limits_io.h"
 #include "json/request_io.h"
 #include "json/result_io.h"
+#include "json/traffic_io.h"
 
 namespace gpuplan {
 
@@ -161,6 +163,18 @@ std::string Engine::Launch(std::string_view request_json) const {
                                   {"fits", e.fits},
                                   {"request_normalized", parsed.normalized},
                                   {"engine_version", std::string(Version())}}}});
+}
+
+std::string Engine::Traffic(std::string_view request_json) const {
+  if (!CatalogOk()) return json_io::DumpEnvelope(json_io::ErrorEnvelope(impl_->catalog_errors));
+  json_io::ParsedTraffic parsed;
+  Diagnostics errors;
+  if (!json_io::ParseTraffic(request_json, impl_->catalog, &parsed, &errors)) {
+    return json_io::DumpEnvelope(json_io::ErrorEnvelope(errors));
+  }
+  const TrafficResult r = SizeTraffic(parsed.base.request, parsed.traffic, parsed.cards);
+  return json_io::DumpEnvelope(
+      {{"ok", true}, {"result", json_io::TrafficToJson(parsed, r, impl_->catalog.version)}});
 }
 
 std::string Engine::Catalog(CatalogPart part) const {

@@ -126,6 +126,17 @@ test('launch gives the same commands from both engines', { skip: !nativeCli }, a
   }
 });
 
+test('traffic gives the same answer from both engines', { skip: !nativeCli }, async () => {
+  const mod = await enginePromise;
+  const text = JSON.stringify({ model: { preset: 'llama-3.1-8b' }, workload: { kind: 'inference' },
+    constraints: { tpot_ms: 50, gpus: ['h100-sxm-80gb', 'l40s-48gb'] },
+    traffic: { requests_per_s: 20, prompt_tokens: { mean: 1500, p95: 6000 }, output_tokens: { mean: 300 } } });
+  const wasm = JSON.parse(mod.traffic(text));
+  assert.equal(wasm.ok, true, JSON.stringify(wasm).slice(0, 300));
+  const native = JSON.parse(execFileSync(nativeCli, ['traffic', '-'], { input: text }).toString());
+  assert.deepEqual(wasm.result, native);
+});
+
 test('bad input is an error envelope, never a thrown value, even thousands of times', async () => {
   const mod = await enginePromise;
   const deep = '['.repeat(100000);

@@ -935,3 +935,43 @@ test('the launch command shown equals gpuplan launch for the setup', { timeout: 
   assert.match(cli.command, /^python3 -m sglang\.launch_server/);
   assert.equal(await page.getAttribute('#launch-command', 'data-framework'), 'sglang');
 }));
+
+// Issue #9 (M30): a request rate on the inference form adds the traffic table, which is
+// gpuplan traffic's answer for the same request, and the rate rides the share link.
+test('the traffic table equals gpuplan traffic for the form and is kept in the link',
+     { timeout: kTestTimeout }, () => check('w-traffic', () => page, async () => {
+  await page.goto(`${url}?traffic=1`);
+  await waitReady(page);
+  let seq = await planSeq(page);
+  await setField(page, '#kind', 'inference');
+  seq = await waitPlanned(page, seq);
+  assert.ok(await page.isHidden('#traffic-section'));
+  await page.click('#traffic-fields summary');
+  await setField(page, '#tpot_ms', '50');
+  seq = await waitPlanned(page, seq);
+  await setField(page, '#prompt_p95', '6000');
+  seq = await waitPlanned(page, seq);
+  await setField(page, '#prefix_hit', '30');
+  seq = await waitPlanned(page, seq);
+  await setField(page, '#rps', '20');
+  await waitPlanned(page, seq);
+  await page.waitForSelector('#traffic-table tbody tr');
+  const request = JSON.parse(await page.getAttribute('#traffic-section', 'data-request'));
+  assert.deepEqual(request.traffic, { requests_per_s: 20, prompt_tokens: { mean: 1024, p95: 6000 },
+    output_tokens: { mean: 256, p95: 256 }, prefix_cache_hit: 0.3 });
+  const run = spawnSync(nativeCli, ['traffic', '-'], { input: JSON.stringify(request), encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const cli = JSON.parse(run.stdout);
+  const shown = await page.$$eval('#traffic-table tbody tr', (trs) => trs.map((tr) => [tr.dataset.gpu, Number(tr.dataset.cards)]));
+  assert.deepEqual(shown, cli.options.map((o) => [o.gpu, o.cards]));
+  const link = await page.evaluate(() => location.hash);
+  const other = await context.newPage();
+  try {
+    await other.goto(`${url}${link}`);
+    await waitReady(other);
+    assert.equal(await other.inputValue('#rps'), '20');
+    await other.waitForSelector('#traffic-table tbody tr');
+  } finally {
+    await other.close();
+  }
+}));

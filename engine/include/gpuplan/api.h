@@ -48,6 +48,10 @@ class Engine {
   /// `gpuplan launch`: the command line (and configuration file) that runs the request's
   /// fixed setup in its framework, vLLM or PyTorch FSDP when it names none (launch.h).
   std::string Launch(std::string_view request_json) const;
+  /// `gpuplan traffic`: a plan request plus `traffic` (requests per second, prompt and output
+  /// length distributions, prefix-cache hit rate): replicas, cards and cost per million tokens
+  /// for each card type (traffic.h).
+  std::string Traffic(std::string_view request_json) const;
   /// The catalog in use as `{"version", "gpus", "models"}` inside the same envelope.
   std::string Catalog(CatalogPart part) const;
   /// True when the catalog loaded without errors.
