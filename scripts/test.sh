@@ -14,7 +14,13 @@ scripts/check-format.sh
 echo "== native-release: accuracy report"
 cmake --preset native-release >/dev/null
 cmake --build --preset native-release -j"$(nproc)" --target gpuplan_cli gpuplan_bench
-build/native-release/bin/gpuplan validate tests/reference/memory_cases.json
+# The same command writes the site's accuracy page; the committed one must be today's.
+build/native-release/bin/gpuplan validate tests/reference/memory_cases.json tests/reference/perf_cases.json \
+  --html build/accuracy.html
+cmp -s build/accuracy.html web/accuracy.html || {
+  echo "web/accuracy.html differs from today's report: run the command above with --html web/accuracy.html" >&2
+  exit 1
+}
 
 echo "== native-release: benchmark (figures, no thresholds)"
 build/native-release/gpuplan_bench --benchmark_min_time=0.05

@@ -41,10 +41,28 @@ export const fmt = {
   },
 };
 
+// A figure's likely range from the validation residuals (the result's bands), formatted as
+// the figure is.
+const kBandFormat = {
+  '/memory/total_bytes': (v) => fmt.gib(v), '/memory/per_gpu_bytes/weights': (v) => fmt.gib(v),
+  '/performance/training/time_s': (v) => fmt.duration(v), '/cost/usd_total': (v) => fmt.usd(v),
+  '/performance/inference/tpot_ms': (v) => fmt.ms(v, 1),
+  '/performance/inference/decode_tokens_per_s_total': (v) => fmt.rate(v),
+};
+
+export function bandText(estimate, path) {
+  const b = estimate.bands?.[path];
+  if (!b) return '';
+  const f = kBandFormat[path] ?? ((v) => fmt.number(v));
+  return `${f(b.low)}–${f(b.high)}`;
+}
+
 function explainTitle(estimate, path) {
   const x = estimate.explain?.[path];
-  if (!x) return '';
-  return [x.formula, ...(x.assumptions ?? [])].join('\n');
+  const b = estimate.bands?.[path];
+  const band = b ? [`${t('likely')}: ${bandText(estimate, path)} (${b.basis})`] : [];
+  if (!x) return band.join('');
+  return [x.formula, ...(x.assumptions ?? []), ...band].join('\n');
 }
 
 // One summary per recommendation: what the table shows, sorts and exports.
@@ -95,21 +113,32 @@ export function renderTable(tbody, rows, training, onDetail) {
   tbody.replaceChildren();
   for (const { rec, summary: s } of rows) {
     const e = rec.estimate;
+    // The likely range beneath the figure (validation residuals; accuracy.html).
+    const band = (path) => {
+      const text = bandText(e, path);
+      const b = e.bands?.[path];
+      return text ? el('span', { className: 'band', dataset: { band: path, low: String(b.low), high: String(b.high) } }, text)
+        : null;
+    };
     const pct = Math.round((100 * s.with_headroom_bytes) / s.capacity_bytes);
     // The percentage is the watermark with headroom against capacity: what decides "fits".
     const memory = el('td', {
       dataset: { col: 'memory', bytes: String(s.memory_bytes) },
       title: `${t('watermark', pct)}\n${explainTitle(e, '/memory/total_bytes')}`,
     }, `${fmt.gib(s.memory_bytes)} ${t('of')} ${fmt.gib(s.capacity_bytes)} · ${pct}%`);
+    const memoryBand = band('/memory/total_bytes');
+    if (memoryBand) memory.append(memoryBand);
     const meter = el('meter', { min: '0', max: '100', value: String(Math.min(pct, 100)), high: '90', 'aria-label': t('watermark', pct) });
     memory.append(meter);
     const perReplica = s.replicas > 1 ? ` ${t('per_replica')}` : '';
     const time = training
-      ? el('td', { dataset: { col: 'time', seconds: String(s.time_s) }, title: explainTitle(e, '/performance/training/time_s') }, fmt.duration(s.time_s))
+      ? el('td', { dataset: { col: 'time', seconds: String(s.time_s) }, title: explainTitle(e, '/performance/training/time_s') },
+        fmt.duration(s.time_s), band('/performance/training/time_s'))
       : el('td', {
         dataset: { col: 'time', value: String(s.throughput) },
         title: explainTitle(e, '/performance/inference/decode_tokens_per_s_total'),
-      }, `${fmt.rate(s.throughput)}${perReplica} · TTFT ${fmt.ms(e.performance.inference.ttft_ms, 0)} · TPOT ${fmt.ms(e.performance.inference.tpot_ms, 1)}`);
+      }, `${fmt.rate(s.throughput)}${perReplica} · TTFT ${fmt.ms(e.performance.inference.ttft_ms, 0)} · TPOT ${fmt.ms(e.performance.inference.tpot_ms, 1)}`,
+      band('/performance/inference/decode_tokens_per_s_total'));
     const costPath = training ? '/cost/usd_total' : '/cost/usd_per_hour';
     const button = el('button', { type: 'button', className: 'detail', 'aria-label': `${t('details')}: ${s.name}` });
     button.textContent = t('details');
@@ -182,6 +211,8 @@ export function renderDetail(section, rec) {
     const value = pointer(e, path);
     const body = el('div', { className: 'explain-body' },
       el('p', {}, el('strong', { text: `${t('formula')}: ` }), x.formula));
+    const b = e.bands?.[path];
+    if (b) body.append(el('p', { text: `${t('likely')}: ${bandText(e, path)} — ${b.basis}` }));
     if (x.assumptions?.length) {
       body.append(el('p', { text: `${t('assumptions')}:` }),
         el('ul', {}, ...x.assumptions.map((a) => el('li', { text: a }))));

@@ -16,6 +16,7 @@
 
 #include "embedded_catalog.h"
 #include "gpuplan/api.h"
+#include "validate.h"
 
 namespace {
 
@@ -38,7 +39,8 @@ Usage:
                                               concurrency, context, largest model per purpose
   gpuplan catalog [--gpus|--models] [--catalog DIR]
                                               print the catalog in use as JSON
-  gpuplan validate CASES.json [--catalog DIR] accuracy report against measured cases
+  gpuplan validate CASES.json... [--html FILE] [--catalog DIR]
+                                              accuracy report against measured cases
   gpuplan --version
 
 Every command takes --help. Results go to stdout (exit 0); input errors go to stderr, one per
@@ -176,12 +178,16 @@ constexpr const char* kCatalogHelp = R"(gpuplan catalog [--gpus|--models] [--cat
 Prints {"version", "gpus", "models"} for the catalog in use; --gpus or --models prints one half.
 )";
 
-constexpr const char* kValidateHelp = R"(gpuplan validate CASES.json [--catalog DIR]
+constexpr const char* kValidateHelp =
+    R"(gpuplan validate CASES.json... [--html FILE] [--catalog DIR]
 
-Runs every case of CASES.json (tests/reference/memory_cases.json is the shipped set: published
-measurements, each with its source) and prints predicted vs measured, the error per case, the
-median |log(pred/meas)| per group, the mean over groups, and the leave-one-group-out figure.
-Exit 0 when the report was printed, 2 when the file is malformed.
+Runs every case of each CASES.json (tests/reference/memory_cases.json and perf_cases.json are
+the shipped sets: published measurements, each with its source) and prints predicted vs
+measured, the error per case, the median |log(pred/meas)| per group, the mean over groups, and
+the leave-one-group-out figure; then the error bands over all files (predicted / measured,
+5th-95th percentile, or the extremes under 20 cases) per kind and framework, the ranges the
+estimate reports. --html FILE also writes the accuracy page (web/accuracy.html).
+Exit 0 when the report was printed, 2 when a file is malformed.
 )";
 
 std::optional<std::string> ReadFile(const std::string& path) {
@@ -199,6 +205,7 @@ struct Args {
   std::string command;
   std::vector<std::string> positional;
   std::string catalog_dir;
+  std::string html;  ///< validate: the accuracy page to write
   bool help = false;
   bool gpus_only = false;
   bool models_only = false;
@@ -216,6 +223,12 @@ Args ParseArgs(int argc, char** argv) {
         a.error = "--catalog needs a directory";
       } else {
         a.catalog_dir = argv[++i];
+      }
+    } else if (s == "--html") {
+      if (i + 1 >= argc) {
+        a.error = "--html needs a file";
+      } else {
+        a.html = argv[++i];
       }
     } else if (s == "--gpus") {
       a.gpus_only = true;
@@ -273,153 +286,6 @@ std::optional<gpuplan::Engine> LoadEngine(const Args& a) {
     return std::nullopt;
   }
   return gpuplan::Engine(*gpus, *models);
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Accuracy report. Memory has no constant fitted on its cases, so its leave-one-group-out error
-// equals the in-sample one. The time model's efficiencies are fitted on the performance cases
-// (the file says "fitted": true); they scale throughput, so each group's leave-one-group-out
-// error is measured after rescaling by the median log ratio of the other groups of the same
-// kind (training or inference): what the group's error would be had it not been in the fit.
-int Validate(const gpuplan::Engine& engine, const std::string& path) {
-  const auto contents = ReadFile(path);
-  if (!contents) return Fail("cannot read " + path);
-  Json doc = Json::parse(*contents, nullptr, false);
-  if (doc.is_discarded() || !doc.contains("cases") || !doc["cases"].is_array()) {
-    return Fail(path + ": expected {\"cases\": [...]}");
-  }
-  // The case file is user input too: read each member only when it has the expected type.
-  const auto text = [](const Json& o, const char* key, const char* fallback) {
-    const auto it = o.find(key);
-    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
-  };
-  const auto number = [](const Json& o, const char* key) {
-    const auto it = o.find(key);
-    return it != o.end() && it->is_number() ? it->get<double>() : 0.0;
-  };
-  // GiB for memory sizes, bytes for per-token figures.
-  const auto size = [](double bytes) {
-    char buf[32];
-    if (bytes < 1048576) {
-      std::snprintf(buf, sizeof buf, "%.0f B", bytes);
-    } else {
-      std::snprintf(buf, sizeof buf, "%.2f", bytes / 1073741824.0);
-    }
-    return std::string(buf);
-  };
-  std::map<std::string, std::vector<double>> by_group;
-  std::map<std::string, std::string> signed_by_group;  // group -> kind
-  std::map<std::string, std::vector<double>> signed_logs;
-  std::map<std::string, std::vector<double>> by_framework;  // request.framework -> log ratios
-  std::printf("%-58s %-18s %10s %10s %8s\n", "case", "compare", "predicted", "measured", "error");
-  size_t index = 0;
-  for (const auto& c : doc["cases"]) {
-    const std::string where = path + " case " + std::to_string(index++);
-    if (!c.is_object() || !c.contains("request")) {
-      std::printf("%-58s not a case object with a request\n", where.c_str());
-      continue;
-    }
-    const std::string id = text(c, "id", where.c_str());
-    const std::string compare = text(c, "compare", "allocated");
-    // Memory cases give bytes and name a memory figure; the others give a value and the JSON
-    // pointer of the result figure it corresponds to.
-    const bool sizes = c.contains("measured_bytes");
-    const double measured = number(c, sizes ? "measured_bytes" : "measured_value");
-    const std::string env = engine.Estimate(c["request"].dump());
-    Json out = Json::parse(env, nullptr, false);
-    if (out.is_discarded() || !out.value("ok", false) || measured <= 0) {
-      std::printf("%-58s request rejected: %s\n", id.c_str(), env.substr(0, 200).c_str());
-      continue;
-    }
-    const Json& mem = out["result"]["memory"];
-    double pred = number(mem, "allocated_bytes");
-    if (compare == "weights") pred = number(mem["per_gpu_bytes"], "weights");
-    if (compare == "kv_cache_per_token") pred = number(mem["detail"], "kv_cache.bytes_per_token");
-    if (compare == "total") pred = number(mem, "total_bytes");
-    if (!compare.empty() && compare.front() == '/') {
-      const Json::json_pointer at(compare);
-      pred = out["result"].contains(at) && out["result"][at].is_number()
-                 ? out["result"][at].get<double>()
-                 : 0.0;
-    }
-    const auto scored_it = c.find("scored");
-    const bool scored =
-        !(scored_it != c.end() && scored_it->is_boolean() && !scored_it->get<bool>()) &&
-        text(c, "confidence", "high") != "low" && compare != "upper_bound";
-    const std::string shown =
-        compare.size() > 18 ? compare.substr(compare.rfind('/') + 1) : compare;
-    const auto value = [&](double v) {
-      if (sizes) return size(v);
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.4g", v);
-      return std::string(buf);
-    };
-    std::printf("%-58s %-18s %10s %10s %+7.1f%%%s\n", id.c_str(), shown.substr(0, 18).c_str(),
-                value(pred).c_str(), value(measured).c_str(), 100 * (pred / measured - 1),
-                scored ? "" : " (not scored)");
-    if (scored && pred > 0) {
-      const std::string group = text(c, "group", "?");
-      by_group[group].push_back(std::fabs(std::log(pred / measured)));
-      const std::string kind = compare.rfind("/performance/training", 0) == 0    ? "training"
-                               : compare.rfind("/performance/inference", 0) == 0 ? "inference"
-                                                                                 : "memory";
-      signed_by_group[group] = kind;
-      signed_logs[group].push_back(std::log(pred / measured));
-      by_framework[text(c["request"], "framework", "(none)")].push_back(std::log(pred / measured));
-    }
-  }
-  std::printf("\n%-40s %6s %22s\n", "group", "cases", "median |log(pred/meas)|");
-  double sum = 0;
-  for (const auto& [g, errs] : by_group) {
-    const double med = Median(errs);
-    sum += med;
-    std::printf("%-40s %6zu %21.1f%%\n", g.c_str(), errs.size(), 100 * med);
-  }
-  const double mean = by_group.empty() ? 0 : sum / static_cast<double>(by_group.size());
-  std::printf("\nmean over groups: %.1f%%\n", 100 * mean);
-  // Per framework profile: the signed median says whether the engine runs faster or slower
-  // than the generic model (no profile carries a fitted speed factor).
-  if (by_framework.size() > 1) {
-    std::printf("\n%-40s %6s %22s %14s\n", "framework (request)", "cases",
-                "median |log(pred/meas)|", "median bias");
-    for (const auto& [f, logs] : by_framework) {
-      std::vector<double> abs_logs;
-      for (double l : logs) abs_logs.push_back(std::fabs(l));
-      std::printf("%-40s %6zu %21.1f%% %+13.1f%%\n", f.c_str(), logs.size(), 100 * Median(abs_logs),
-                  100 * (std::exp(Median(logs)) - 1));
-    }
-  }
-  const auto fitted = doc.find("fitted");
-  if (fitted == doc.end() || !fitted->is_boolean() || !fitted->get<bool>()) {
-    std::printf("leave-one-group-out mean: %.1f%% (no constant is fitted on these cases)\n",
-                100 * mean);
-    return 0;
-  }
-  std::printf("\n%-40s %22s\n", "group (left out)", "median |log| after refit");
-  double logo_sum = 0;
-  for (const auto& [g, logs] : signed_logs) {
-    std::vector<double> others;
-    for (const auto& [h, other_logs] : signed_logs) {
-      if (h != g && signed_by_group[h] == signed_by_group[g]) {
-        others.insert(others.end(), other_logs.begin(), other_logs.end());
-      }
-    }
-    const double shift = Median(others);
-    std::vector<double> errs;
-    for (double r : logs) errs.push_back(std::fabs(r - shift));
-    const double med = Median(errs);
-    logo_sum += med;
-    std::printf("%-40s %21.1f%%\n", g.c_str(), 100 * med);
-  }
-  std::printf("\nleave-one-group-out mean: %.1f%%\n",
-              100 * logo_sum / static_cast<double>(std::max<size_t>(1, signed_logs.size())));
-  return 0;
 }
 
 int Main(int argc, char** argv) {
@@ -491,10 +357,23 @@ int Main(int argc, char** argv) {
   }
   if (a.command == "validate") {
     if (a.help) return std::cout << kValidateHelp, 0;
-    if (a.positional.size() != 1) return Fail("validate takes one CASES.json file");
+    if (a.positional.empty()) return Fail("validate takes one or more CASES.json files");
     auto engine = LoadEngine(a);
     if (!engine) return 2;
-    return Validate(*engine, a.positional[0]);
+    std::vector<gpuplan::cli::CaseResult> all;
+    for (const auto& path : a.positional) {
+      const auto contents = ReadFile(path);
+      if (!contents) return Fail("cannot read " + path);
+      const int rc = gpuplan::cli::Validate(*engine, path, *contents, &all);
+      if (rc != 0) return rc;
+    }
+    gpuplan::cli::PrintBands(all);
+    if (!a.html.empty()) {
+      std::ofstream out(a.html, std::ios::binary);
+      out << gpuplan::cli::AccuracyPage(all, gpuplan::Version(), engine->CatalogVersion());
+      if (!out) return Fail("cannot write " + a.html);
+    }
+    return 0;
   }
   return Fail("unknown command '" + a.command + "' (see gpuplan --help)");
 }

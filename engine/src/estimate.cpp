@@ -7,6 +7,7 @@
 #include <string>
 
 #include "framework_estimate.h"
+#include "gpuplan/error_bands.h"
 #include "gpuplan/units.h"
 
 namespace gpuplan {
@@ -636,6 +637,7 @@ Estimate EstimateSetup(const Request& r, bool with_levers) {
   }
   AddCost(r, &e);
   AddCalibration(r, &e);
+  AddBands(r, &e);
   if (with_levers) {
     e.levers = MemoryLevers(r, e.total_bytes);
     if (!e.fits && e.infeasible.size() == 1 && e.infeasible[0].code == "exceeds_memory") {

@@ -975,3 +975,33 @@ test('the traffic table equals gpuplan traffic for the form and is kept in the l
     await other.close();
   }
 }));
+
+// Issue #9 (M28): every row shows the likely range the CLI reports for its figures, and the
+// site links the accuracy page the validation command writes.
+test('each row shows the error band gpuplan reports, and the accuracy page is there',
+     { timeout: kTestTimeout }, () => check('x-bands', () => page, async () => {
+  await page.goto(`${url}?bands=1`);
+  await waitReady(page);
+  const { text } = await readPage(page);
+  const cli = cliPlan(text);
+  const shown = await page.$$eval('#results tbody tr[data-gpu]', (trs) => trs.map((tr) => {
+    const span = tr.querySelector('td[data-col="time"] .band');
+    return [tr.dataset.gpu, span ? Number(span.dataset.low) : null, span ? Number(span.dataset.high) : null];
+  }));
+  shown.forEach(([gpu, low, high], i) => {
+    const band = cli.recommendations[i].estimate.bands['/performance/training/time_s'];
+    assert.equal(gpu, cli.recommendations[i].gpu);
+    assert.equal(low, band.low, gpu);
+    assert.equal(high, band.high, gpu);
+  });
+  assert.match(await page.getAttribute('#results tbody tr td[data-col="time"]', 'title'), /published measurements/);
+  const accuracy = await context.newPage();
+  try {
+    const response = await accuracy.goto(`${url}accuracy.html`);
+    assert.equal(response.status(), 200);
+    assert.match(await accuracy.textContent('h1'), /published measurements/);
+    assert.ok((await accuracy.$$('table')).length > 5);
+  } finally {
+    await accuracy.close();
+  }
+}));

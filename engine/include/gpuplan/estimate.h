@@ -60,6 +60,13 @@ struct FrameworkEstimate {
   double kv_pool_sequences = 0;  ///< prompt + output sequences that pool holds
 };
 
+/// A reported figure's likely range, from the validation residuals of its kind (error_bands.h).
+struct FigureBand {
+  double low = 0;
+  double high = 0;
+  std::string basis;  ///< the cases and percentiles behind it, in words
+};
+
 /// Everything `estimate` reports for one fixed setup.
 struct Estimate {
   ParamCounts params;
@@ -78,6 +85,7 @@ struct Estimate {
   ServingEstimate serving;
   CostEstimate cost;
   FrameworkEstimate framework;
+  std::map<std::string, FigureBand> bands;  ///< keyed by the result's JSON pointer
   std::vector<Note> infeasible;
   std::vector<Note> warnings;
   std::map<std::string, Explanation> explain;  ///< keyed by the result's JSON pointer

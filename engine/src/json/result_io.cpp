@@ -109,6 +109,15 @@ Json PerformanceJson(const Estimate& e) {
   return out;
 }
 
+// Each banded figure's likely range: {pointer: {low, high, basis}}.
+Json BandsJson(const Estimate& e) {
+  Json out = Json::object();
+  for (const auto& [ptr, b] : e.bands) {
+    out[ptr] = {{"low", b.low}, {"high", b.high}, {"basis", b.basis}};
+  }
+  return out;
+}
+
 // The framework profile's figures; null without one, serving figures null for training.
 Json FrameworkJson(const FrameworkEstimate& f) {
   if (f.id.empty()) return nullptr;
@@ -256,6 +265,7 @@ Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Note>& 
       {"diagnosis", DiagnosisJson(e.diagnosis)},
       {"calibration", {{"applied", r.calibration.Any()}, {"factors", FactorsJson(r.calibration)}}},
       {"framework", FrameworkJson(e.framework)},
+      {"bands", BandsJson(e)},
       {"infeasible", Notes(e.infeasible)},
       {"warnings", Notes(warnings)},
       {"explain", explain}};

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+#include "validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace gpuplan::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+// Accuracy report. Memory has no constant fitted on its cases, so its leave-one-group-out error
+// equals the in-sample one. The time model's efficiencies are fitted on the performance cases
+// (the file says "fitted": true); they scale throughput, so each group's leave-one-group-out
+// error is measured after rescaling by the median log ratio of the other groups of the same
+// kind (training or inference): what the group's error would be had it not been in the fit.
+int Validate(const Engine& engine, const std::string& path, const std::string& contents,
+             std::vector<CaseResult>* all) {
+  Json doc = Json::parse(contents, nullptr, false);
+  if (doc.is_discarded() || !doc.contains("cases") || !doc["cases"].is_array()) {
+    std::fprintf(stderr, "%s: expected {\"cases\": [...]}\n", path.c_str());
+    return 2;
+  }
+  // The case file is user input too: read each member only when it has the expected type.
+  const auto text = [](const Json& o, const char* key, const char* fallback) {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+  };
+  const auto number = [](const Json& o, const char* key) {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  // GiB for memory sizes, bytes for per-token figures.
+  const auto size = [](double bytes) {
+    char buf[32];
+    if (bytes < 1048576) {
+      std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+    } else {
+      std::snprintf(buf, sizeof buf, "%.2f", bytes / 1073741824.0);
+    }
+    return std::string(buf);
+  };
+  std::map<std::string, std::vector<double>> by_group;
+  std::map<std::string, std::string> signed_by_group;  // group -> kind
+  std::map<std::string, std::vector<double>> signed_logs;
+  std::map<std::string, std::vector<double>> by_framework;  // request.framework -> log ratios
+  std::printf("%-58s %-18s %10s %10s %8s\n", "case", "compare", "predicted", "measured", "error");
+  size_t index = 0;
+  for (const auto& c : doc["cases"]) {
+    const std::string where = path + " case " + std::to_string(index++);
+    if (!c.is_object() || !c.contains("request")) {
+      std::printf("%-58s not a case object with a request\n", where.c_str());
+      continue;
+    }
+    const std::string id = text(c, "id", where.c_str());
+    const std::string compare = text(c, "compare", "allocated");
+    // Memory cases give bytes and name a memory figure; the others give a value and the JSON
+    // pointer of the result figure it corresponds to.
+    const bool sizes = c.contains("measured_bytes");
+    const double measured = number(c, sizes ? "measured_bytes" : "measured_value");
+    const std::string env = engine.Estimate(c["request"].dump());
+    Json out = Json::parse(env, nullptr, false);
+    if (out.is_discarded() || !out.value("ok", false) || measured <= 0) {
+      std::printf("%-58s request rejected: %s\n", id.c_str(), env.substr(0, 200).c_str());
+      continue;
+    }
+    const Json& mem = out["result"]["memory"];
+    double pred = number(mem, "allocated_bytes");
+    if (compare == "weights") pred = number(mem["per_gpu_bytes"], "weights");
+    if (compare == "kv_cache_per_token") pred = number(mem["detail"], "kv_cache.bytes_per_token");
+    if (compare == "total") pred = number(mem, "total_bytes");
+    if (!compare.empty() && compare.front() == '/') {
+      const Json::json_pointer at(compare);
+      pred = out["result"].contains(at) && out["result"][at].is_number()
+                 ? out["result"][at].get<double>()
+                 : 0.0;
+    }
+    const auto scored_it = c.find("scored");
+    const bool scored =
+        !(scored_it != c.end() && scored_it->is_boolean() && !scored_it->get<bool>()) &&
+        text(c, "confidence", "high") != "low" && compare != "upper_bound";
+    const std::string shown =
+        compare.size() > 18 ? compare.substr(compare.rfind('/') + 1) : compare;
+    const auto value = [&](double v) {
+      if (sizes) return size(v);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.4g", v);
+      return std::string(buf);
+    };
+    std::printf("%-58s %-18s %10s %10s %+7.1f%%%s\n", id.c_str(), shown.substr(0, 18).c_str(),
+                value(pred).c_str(), value(measured).c_str(), 100 * (pred / measured - 1),
+                scored ? "" : " (not scored)");
+    if (pred > 0) {
+      CaseResult row;
+      row.id = id;
+      row.group = text(c, "group", "?");
+      row.source = text(c, "source", "");
+      row.framework = c["request"].is_object() ? text(c["request"], "framework", "") : "";
+      row.kind = compare.rfind("/performance/training", 0) == 0    ? "training"
+                 : compare.rfind("/performance/inference", 0) == 0 ? "decode"
+                 : compare == "weights"                            ? "weights"
+                 : compare == "kv_cache_per_token"                 ? "kv_cache"
+                                                                   : "memory";
+      row.what = shown;
+      row.notes = text(c, "notes", "");
+      row.predicted = pred;
+      row.measured = measured;
+      row.scored = scored;
+      all->push_back(row);
+    }
+    if (scored && pred > 0) {
+      const std::string group = text(c, "group", "?");
+      by_group[group].push_back(std::fabs(std::log(pred / measured)));
+      const std::string kind = compare.rfind("/performance/training", 0) == 0    ? "training"
+                               : compare.rfind("/performance/inference", 0) == 0 ? "inference"
+                                                                                 : "memory";
+      signed_by_group[group] = kind;
+      signed_logs[group].push_back(std::log(pred / measured));
+      by_framework[text(c["request"], "framework", "(none)")].push_back(std::log(pred / measured));
+    }
+  }
+  std::printf("\n%-40s %6s %22s\n", "group", "cases", "median |log(pred/meas)|");
+  double sum = 0;
+  for (const auto& [g, errs] : by_group) {
+    const double med = Median(errs);
+    sum += med;
+    std::printf("%-40s %6zu %21.1f%%\n", g.c_str(), errs.size(), 100 * med);
+  }
+  const double mean = by_group.empty() ? 0 : sum / static_cast<double>(by_group.size());
+  std::printf("\nmean over groups: %.1f%%\n", 100 * mean);
+  // Per framework profile: the signed median says whether the engine runs faster or slower
+  // than the generic model (no profile carries a fitted speed factor).
+  if (by_framework.size() > 1) {
+    std::printf("\n%-40s %6s %22s %14s\n", "framework (request)", "cases",
+                "median |log(pred/meas)|", "median bias");
+    for (const auto& [f, logs] : by_framework) {
+      std::vector<double> abs_logs(logs.size());
+      std::transform(logs.begin(), logs.end(), abs_logs.begin(),
+                     [](double l) { return std::fabs(l); });
+      std::printf("%-40s %6zu %21.1f%% %+13.1f%%\n", f.c_str(), logs.size(), 100 * Median(abs_logs),
+                  100 * std::expm1(Median(logs)));
+    }
+  }
+  const auto fitted = doc.find("fitted");
+  if (fitted == doc.end() || !fitted->is_boolean() || !fitted->get<bool>()) {
+    std::printf("leave-one-group-out mean: %.1f%% (no constant is fitted on these cases)\n",
+                100 * mean);
+    return 0;
+  }
+  std::printf("\n%-40s %22s\n", "group (left out)", "median |log| after refit");
+  double logo_sum = 0;
+  for (const auto& [g, logs] : signed_logs) {
+    std::vector<double> others;
+    for (const auto& [h, other_logs] : signed_logs) {
+      if (h != g && signed_by_group[h] == signed_by_group[g]) {
+        others.insert(others.end(), other_logs.begin(), other_logs.end());
+      }
+    }
+    const double shift = Median(others);
+    std::vector<double> errs;
+    for (double r : logs) errs.push_back(std::fabs(r - shift));
+    const double med = Median(errs);
+    logo_sum += med;
+    std::printf("%-40s %21.1f%%\n", g.c_str(), 100 * med);
+  }
+  std::printf("\nleave-one-group-out mean: %.1f%%\n",
+              100 * logo_sum / static_cast<double>(std::max<size_t>(1, signed_logs.size())));
+  return 0;
+}
+
+namespace {
+
+// Predicted / measured at the 5th and 95th percentiles (nearest rank), or the extremes when
+// fewer than 20 cases: what the estimate's range must cover.
+Band BandOf(const std::string& kind, const std::string& framework,
+            const std::vector<const CaseResult*>& rows) {
+  Band b;
+  b.kind = kind;
+  b.framework = framework;
+  std::vector<double> ratios;
+  std::vector<double> logs;
+  std::set<std::string> groups;
+  for (const CaseResult* r : rows) {
+    ratios.push_back(r->predicted / r->measured);
+    logs.push_back(std::fabs(std::log(r->predicted / r->measured)));
+    groups.insert(r->group);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const size_t n = ratios.size();
+  b.cases = static_cast<int>(n);
+  b.groups = static_cast<int>(groups.size());
+  if (n >= 20) {
+    b.low = ratios[static_cast<size_t>(std::floor(0.05 * static_cast<double>(n - 1)))];
+    b.high = ratios[static_cast<size_t>(std::ceil(0.95 * static_cast<double>(n - 1)))];
+  } else if (n > 0) {
+    b.low = ratios.front();
+    b.high = ratios.back();
+  }
+  b.median_abs = Median(logs);
+  return b;
+}
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string Pct(double ratio) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * (ratio - 1));
+  return buf;
+}
+
+// Memory figures in GiB, per-token sizes in bytes, the rest as published.
+std::string Num(const CaseResult& r, double v) {
+  char buf[48];
+  if (r.kind == "memory" || r.kind == "weights") {
+    std::snprintf(buf, sizeof buf, "%.2f GiB", v / 1073741824.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::vector<Band> Bands(const std::vector<CaseResult>& all) {
+  std::map<std::string, std::vector<const CaseResult*>> by_kind;
+  std::map<std::pair<std::string, std::string>, std::vector<const CaseResult*>> by_framework;
+  for (const CaseResult& r : all) {
+    if (!r.scored || r.predicted <= 0 || r.measured <= 0 || r.kind == "kv_cache") continue;
+    by_kind[r.kind].push_back(&r);
+    if (!r.framework.empty()) by_framework[{r.kind, r.framework}].push_back(&r);
+  }
+  std::vector<Band> out;
+  out.reserve(by_kind.size() + by_framework.size());
+  for (const auto& [kind, rows] : by_kind) out.push_back(BandOf(kind, "", rows));
+  for (const auto& [key, rows] : by_framework) {
+    if (rows.size() >= 5) out.push_back(BandOf(key.first, key.second, rows));
+  }
+  return out;
+}
+
+void PrintBands(const std::vector<CaseResult>& all) {
+  std::printf("\n%-10s %-14s %6s %7s %12s %12s %14s\n", "band", "framework", "cases", "groups",
+              "pred/meas lo", "pred/meas hi", "median |log|");
+  for (const Band& b : Bands(all)) {
+    std::printf("%-10s %-14s %6d %7d %12.4f %12.4f %13.1f%%\n", b.kind.c_str(),
+                b.framework.empty() ? "(all)" : b.framework.c_str(), b.cases, b.groups, b.low,
+                b.high, 100 * b.median_abs);
+  }
+}
+
+std::string AccuracyPage(const std::vector<CaseResult>& all, std::string_view engine_version,
+                         const std::string& catalog_version) {
+  std::ostringstream h;
+  h << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+    << "<title>gpuplan accuracy</title><link rel=\"stylesheet\" href=\"style.css\"></head>\n"
+    << "<body><main>\n<h1>How close gpuplan's estimates are to published measurements</h1>\n"
+    << "<p>Written by <code>gpuplan validate tests/reference/memory_cases.json "
+       "tests/reference/perf_cases.json --html web/accuracy.html</code> with engine "
+    << Escape(std::string(engine_version)) << " and catalog " << Escape(catalog_version)
+    << ". Each case is a published measurement (its source is given) run through the "
+       "estimate with the setup the source describes. <a href=\"./\">Back to the planner</a>.</p>\n"
+    << "<h2>Error bands</h2>\n<p>The range the planner shows around a figure: the predicted / "
+       "measured ratios of that kind of figure, 5th to 95th percentile (the extremes below 20 "
+       "cases). A framework with 5 cases or more has its own.</p>\n"
+    << "<div class=\"table-wrap\"><table><thead><tr><th>figure</th><th>framework</th>"
+       "<th>cases</th><th>groups</th><th>low</th><th>high</th><th>median |error|</th></tr>"
+       "</thead><tbody>\n";
+  for (const Band& b : Bands(all)) {
+    h << "<tr><td>" << Escape(b.kind) << "</td><td>"
+      << Escape(b.framework.empty() ? "all" : b.framework) << "</td><td>" << b.cases << "</td><td>"
+      << b.groups << "</td><td>" << Pct(b.low) << "</td><td>" << Pct(b.high) << "</td><td>"
+      << Pct(std::exp(b.median_abs)) << "</td></tr>\n";
+  }
+  h << "</tbody></table></div>\n";
+  std::map<std::string, std::vector<const CaseResult*>> groups;
+  for (const CaseResult& r : all) groups[r.group].push_back(&r);
+  for (const auto& [group, rows] : groups) {
+    std::vector<double> logs;
+    for (const CaseResult* r : rows) {
+      if (r->scored) logs.push_back(std::fabs(std::log(r->predicted / r->measured)));
+    }
+    h << "<h2>" << Escape(group) << "</h2>\n<p>" << rows.size() << " cases; median |error| "
+      << Pct(std::exp(Median(logs))) << ". Source: " << Escape(rows.front()->source)
+      << "</p>\n<div class=\"table-wrap\"><table><thead><tr><th>case</th><th>figure</th>"
+         "<th>estimate</th><th>measured</th><th>error</th></tr></thead><tbody>\n";
+    for (const CaseResult* r : rows) {
+      h << "<tr><td title=\"" << Escape(r->notes) << "\">" << Escape(r->id) << "</td><td>"
+        << Escape(r->what) << "</td><td>" << Num(*r, r->predicted) << "</td><td>"
+        << Num(*r, r->measured) << "</td><td>" << Pct(r->predicted / r->measured)
+        << (r->scored ? "" : " (not scored)") << "</td></tr>\n";
+    }
+    h << "</tbody></table></div>\n";
+  }
+  h << "</main></body></html>\n";
+  return h.str();
+}
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+// `gpuplan validate`: the accuracy report against published measurements, the error bands the
+// estimate reports (engine/src/error_bands.cpp holds them), and the site's accuracy page.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/api.h"
+
+namespace gpuplan::cli {
+
+/// One case as run: the estimate's figure next to the published one.
+struct CaseResult {
+  std::string id, group, source, kind, framework, what, notes;
+  double predicted = 0;
+  double measured = 0;
+  bool scored = false;
+};
+
+/// Prints one case file's report; appends its cases to `all`. 0, or 2 when malformed.
+int Validate(const Engine& engine, const std::string& path, const std::string& contents,
+             std::vector<CaseResult>* all);
+
+/// Error bands over every scored case: predicted / measured per kind (memory, weights,
+/// training, decode), and per framework where it has 5 cases or more.
+struct Band {
+  std::string kind, framework;  ///< framework "" = all
+  int cases = 0;
+  int groups = 0;
+  double low = 1, high = 1;  ///< predicted / measured
+  double median_abs = 0;     ///< median |log(predicted / measured)|
+};
+std::vector<Band> Bands(const std::vector<CaseResult>& all);
+void PrintBands(const std::vector<CaseResult>& all);
+
+/// The accuracy page: bands, then each group's cases with their sources. Static HTML.
+std::string AccuracyPage(const std::vector<CaseResult>& all, std::string_view engine_version,
+                         const std::string& catalog_version);
+
+}  // namespace gpuplan::cli

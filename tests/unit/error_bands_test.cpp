@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+// Error bands (issue #9, M28): the engine's bands are the ones `gpuplan validate` computes from
+// the published measurements today, and each reported range is the figure divided (rates) or
+// multiplied (durations) by the band's ends.
+#include "gpuplan/error_bands.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "test_util.h"
+
+namespace gpuplan::testing {
+namespace {
+
+std::string Output(const std::string& command) {
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) return out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe.get())) > 0;) out.append(buf, n);
+  return out;
+}
+
+TEST(ErrorBands, AreWhatTheValidationSuiteGivesToday) {
+  const std::string src = GPUPLAN_SOURCE_DIR;
+  const std::string report =
+      Output(std::string(GPUPLAN_CLI) + " validate " + src + "/tests/reference/memory_cases.json " +
+             src + "/tests/reference/perf_cases.json");
+  const size_t at = report.find("\nband ");
+  ASSERT_NE(at, std::string::npos)
+      << report.substr(report.size() > 2000 ? report.size() - 2000 : 0);
+  std::istringstream lines(report.substr(at + 1));
+  std::string line;
+  std::getline(lines, line);  // the header
+  size_t seen = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream f(line);
+    std::string kind, framework;
+    int cases = 0, groups = 0;
+    double low = 0, high = 0;
+    if (!(f >> kind >> framework >> cases >> groups >> low >> high)) continue;
+    if (framework == "(all)") framework.clear();
+    const ErrorBand* b = BandFor(kind, framework);
+    ASSERT_NE(b, nullptr) << line;
+    EXPECT_EQ(std::string(b->framework), framework) << line;
+    EXPECT_EQ(b->cases, cases) << line;
+    EXPECT_EQ(b->groups, groups) << line;
+    EXPECT_NEAR(b->low, low, 1e-4) << "refresh engine/src/error_bands.cpp: " << line;
+    EXPECT_NEAR(b->high, high, 1e-4) << "refresh engine/src/error_bands.cpp: " << line;
+    ++seen;
+  }
+  EXPECT_EQ(seen, ErrorBands().size());
+}
+
+TEST(ErrorBands, RatesAreDividedAndDurationsMultiplied) {
+  // Decode over all engines: predicted / measured from 0.8170 to 2.4571 (the report above).
+  const Json r = Result({{"model", {{"preset", "llama-3.1-8b"}}},
+                         {"gpu", "h100-sxm-80gb"},
+                         {"workload", {{"kind", "inference"}}}});
+  const double tpot = r["performance"]["inference"]["tpot_ms"];
+  EXPECT_NEAR(r["bands"]["/performance/inference/tpot_ms"]["low"].get<double>(), tpot * 0.8170,
+              1e-9);
+  EXPECT_NEAR(r["bands"]["/performance/inference/tpot_ms"]["high"].get<double>(), tpot * 2.4571,
+              1e-9);
+  const double tps = r["performance"]["inference"]["decode_tokens_per_s_total"];
+  EXPECT_NEAR(r["bands"]["/performance/inference/decode_tokens_per_s_total"]["low"].get<double>(),
+              tps / 2.4571, 1e-9);
+  // Memory: 0.9020 to 1.3286.
+  const double total = r["memory"]["total_bytes"];
+  EXPECT_NEAR(r["bands"]["/memory/total_bytes"]["high"].get<double>(), total / 0.9020, 1e-3);
+  // A framework with its own cases uses its band: Megatron training, 0.8750 to 1.3209.
+  const Json m = Result({{"model", {{"preset", "llama-3.1-8b"}}},
+                         {"gpu", "h100-sxm-80gb"},
+                         {"framework", "megatron"},
+                         {"workload", {{"kind", "pretrain"}, {"tokens", 1e9}}},
+                         {"parallel", {{"gpus", 8}, {"zero", 1}}}});
+  const double time = m["performance"]["training"]["time_s"];
+  EXPECT_NEAR(m["bands"]["/performance/training/time_s"]["high"].get<double>(), time * 1.3209,
+              1e-6);
+  EXPECT_NE(m["bands"]["/performance/training/time_s"]["basis"].get<std::string>().find("megatron"),
+            std::string::npos);
+  // TTFT has no published measurement: no band.
+  EXPECT_FALSE(r["bands"].contains("/performance/inference/ttft_ms"));
+}
+
+}  // namespace
+}  // namespace gpuplan::testing
