@@ -66,7 +66,9 @@ function input(path, label, value, write, attrs = {}) {
 
 function row(w, i) {
   const base = `/workloads/${i}`;
-  const wl = w.request?.workload ?? {};
+  // Created when missing, so an edit lands in the request (the engine then names what is short).
+  w.request ??= {};
+  const wl = (w.request.workload ??= {});
   const job = jobOf(w);
   const n = `${t('fleet_col_name')} ${i + 1}`;
   const cell = (...c) => el('td', {}, ...c);

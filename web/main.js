@@ -28,6 +28,7 @@ let lastDraw = null;
 let sort = { key: null, dir: 1 };
 let lastRequest = null;
 let trafficSeq = 0;       // traffic requests sent; only the newest answer is drawn
+let detailSeq = 0;        // setups shown in the detail view; limits and launch answer the newest
 let detailOpener = null;
 let modelNames = new Map();
 let catalogGpus = new Map();
@@ -242,8 +243,10 @@ function drawRows() {
     $('#limits-run').dataset.request = JSON.stringify(limits);
     $('#limits-run').dataset.count = String(rec.parallel.gpus);
     $('#limits-list').replaceChildren();
-    $('#launch-run').dataset.request = JSON.stringify(setupRequest(rec));
+    // The launch command sizes its batch within the same targets.
+    $('#launch-run').dataset.request = JSON.stringify(limits);
     $('#launch-box').replaceChildren();
+    ++detailSeq;  // answers for the setup shown before are dropped
     $('#script-errors').textContent = '';
     $('#detail').focus();
   });
@@ -308,9 +311,9 @@ worker.onmessage = ({ data }) => {
     if (data.seq === trafficSeq) {
       import('./traffic-view.js').then((m) => m.renderTraffic($('#traffic-section'), data.text));
     }
-  } else if (data.type === 'launch') {
+  } else if (data.type === 'launch' && data.seq === detailSeq) {
     import('./launch-view.js').then((m) => m.renderLaunch($('#launch-box'), data.text));
-  } else if (data.type === 'limits') {
+  } else if (data.type === 'limits' && data.seq === detailSeq) {
     import('./limits-view.js').then((m) => m.renderLimits($('#limits-list'), data.text,
       $('#limits-run').dataset.count));
   } else if (data.type === 'catalog') {
@@ -522,11 +525,11 @@ function init() {
   $('#detail-close').addEventListener('click', closeDetail);
   $('#launch-run').addEventListener('click', (e) => {
     $('#launch-box').replaceChildren();
-    worker.postMessage({ type: 'launch', request: e.currentTarget.dataset.request });
+    worker.postMessage({ type: 'launch', request: e.currentTarget.dataset.request, seq: detailSeq });
   });
   $('#limits-run').addEventListener('click', (e) => {
     $('#limits-list').replaceChildren();
-    worker.postMessage({ type: 'limits', request: e.currentTarget.dataset.request });
+    worker.postMessage({ type: 'limits', request: e.currentTarget.dataset.request, seq: detailSeq });
   });
   $('#download-script').addEventListener('click', (e) => {
     worker.postMessage({ type: 'script', request: e.currentTarget.dataset.request });

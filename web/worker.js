@@ -52,9 +52,9 @@ self.onmessage = async ({ data }) => {
     } else if (data.type === 'traffic') {
       self.postMessage({ type: 'traffic', seq: data.seq, text: engine.traffic(data.request) });
     } else if (data.type === 'launch') {
-      self.postMessage({ type: 'launch', text: engine.launch(data.request) });
+      self.postMessage({ type: 'launch', seq: data.seq, text: engine.launch(data.request) });
     } else if (data.type === 'limits') {
-      self.postMessage({ type: 'limits', text: engine.limits(data.request) });
+      self.postMessage({ type: 'limits', seq: data.seq, text: engine.limits(data.request) });
     } else if (data.type === 'fleet') {
       self.postMessage({ type: 'fleet', text: engine.fleet(data.request) });
     } else if (data.type === 'calibrate') {

@@ -315,8 +315,10 @@ std::string AccuracyPage(const std::vector<CaseResult>& all, std::string_view en
     for (const CaseResult* r : rows) {
       if (r->scored) logs.push_back(std::fabs(std::log(r->predicted / r->measured)));
     }
-    h << "<h2>" << Escape(group) << "</h2>\n<p>" << rows.size() << " cases; median |error| "
-      << Pct(std::exp(Median(logs))) << ". Source: " << Escape(rows.front()->source)
+    h << "<h2>" << Escape(group) << "</h2>\n<p>" << rows.size() << " cases; "
+      << (logs.empty() ? std::string("none scored")
+                       : "median |error| " + Pct(std::exp(Median(logs))))
+      << ". Source: " << Escape(rows.front()->source)
       << "</p>\n<div class=\"table-wrap\"><table><thead><tr><th>case</th><th>figure</th>"
          "<th>estimate</th><th>measured</th><th>error</th></tr></thead><tbody>\n";
     for (const CaseResult* r : rows) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "framework_estimate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -41,12 +42,14 @@ void AddFramework(const Request& r, Estimate* e) {
   const MemoryBreakdown& b = e->memory.per_gpu;
   fe.kv_pool_bytes = KvPool(r, b);
   fe.engine_bytes = b.Total() - b.kv_cache + fe.kv_pool_bytes;
-  const auto per_token = e->memory.detail.find("kv_cache.bytes_per_token");
-  const double kv_token = per_token == e->memory.detail.end() ? 0 : per_token->second;
+  // What one sequence of the request's length takes (sliding-window layers hold at most the
+  // window), and per token of that length.
+  const double context = text::D(r.workload.prompt_tokens + r.workload.output_tokens);
+  const double per_sequence = b.kv_cache / text::D(std::max<int64_t>(1, r.workload.concurrency));
+  const double kv_token = per_sequence > 0 ? per_sequence / context : 0;
   if (kv_token > 0) {
     fe.kv_pool_tokens = std::floor(fe.kv_pool_bytes / kv_token);
-    fe.kv_pool_sequences = std::floor(fe.kv_pool_tokens /
-                                      text::D(r.workload.prompt_tokens + r.workload.output_tokens));
+    fe.kv_pool_sequences = std::floor(fe.kv_pool_bytes / per_sequence);
   }
   auto& x = e->explain;
   x["/framework/kv_pool_bytes"] = {

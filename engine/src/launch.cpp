@@ -131,7 +131,8 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
               {"--max_seq_len", N(context)}, {"--kv_cache_free_gpu_memory_fraction", "0.9"}};
     l.command = Join("trtllm-serve " + repo, a);
   } else {  // llama_cpp
-    const int64_t slots = std::max<int64_t>(1, w.concurrency);
+    // llama.cpp allocates -c for all slots at start: only as many as one replica holds.
+    const int64_t slots = std::max<int64_t>(1, std::min(w.concurrency, seqs));
     Args a = {{"-m", "model.gguf"}, {"-c", N(slots * context)}, {"-np", N(slots)},
               {"-ngl", "999"},      {"-ub", N(chunk)},          {"-fa", "on"}};
     if (p.gpus > 1) a.emplace_back("-sm", "layer");
@@ -190,15 +191,22 @@ Launch Training(const Request& r, const Estimate& e, const std::string& fw) {
   if (fw == "megatron") {
     const ModelSpec& m = r.model;
     Args a = {{"--tensor-model-parallel-size", N(p.tp)},
-              {"--pipeline-model-parallel-size", N(p.pp)},
-              {"--micro-batch-size", N(w.micro_batch)},
-              {"--global-batch-size", N(w.micro_batch * w.grad_accum * p.Dp())},
-              {"--seq-length", N(w.seq_len)},
-              {"--max-position-embeddings", N(std::max(w.seq_len, m.max_context))},
-              {"--num-layers", N(m.layers)},
-              {"--hidden-size", N(m.hidden)},
-              {"--ffn-hidden-size", N(m.intermediate)},
-              {"--num-attention-heads", N(m.heads)}};
+              {"--pipeline-model-parallel-size", N(p.pp)}};
+    if (p.cp > 1) a.emplace_back("--context-parallel-size", N(p.cp));
+    if (p.ep > 1) a.emplace_back("--expert-model-parallel-size", N(p.ep));
+    a.insert(a.end(), {{"--micro-batch-size", N(w.micro_batch)},
+                       {"--global-batch-size", N(w.micro_batch * w.grad_accum * p.Dp())},
+                       {"--seq-length", N(w.seq_len)},
+                       {"--max-position-embeddings", N(std::max(w.seq_len, m.max_context))},
+                       {"--num-layers", N(m.layers)},
+                       {"--hidden-size", N(m.hidden)},
+                       {"--ffn-hidden-size", N(m.intermediate)},
+                       {"--num-attention-heads", N(m.heads)}});
+    if (m.IsMoe()) {
+      a.emplace_back("--num-experts", N(m.moe.experts));
+      a.emplace_back("--moe-router-topk", N(m.moe.experts_per_token));
+      a.emplace_back("--moe-ffn-hidden-size", N(m.moe.expert_intermediate));
+    }
     if (m.kv_heads > 0 && m.kv_heads < m.heads) {
       a.emplace_back("--group-query-attention", "");
       a.emplace_back("--num-query-groups", N(m.kv_heads));

@@ -128,7 +128,7 @@ TrainingFlops TrainingFlopsPerToken(const Request& r, const ParamCounts& c) {
   // Attention scores and their weighted sum: 2 s (q + o widths) FLOPs per token and layer
   // forward, x3 for forward and backward: llm-foundry's 12 L d s for d-wide attention.
   const double attention_fwd =
-      2 * D(m.layers) * m.AttendedContext(D(w.seq_len)) * D(m.QueryWidth() + m.AttnOutWidth());
+      2 * D(m.layers) * m.CausalAttended(D(w.seq_len)) * D(m.QueryWidth() + m.AttnOutWidth());
   const bool peft = w.IsPeft();
   // Frozen bases compute no weight gradients: forward 2N + input gradients 2N (PEFT); full
   // training adds 2N of weight gradients (Kaplan et al. 2020: 6N).
@@ -329,7 +329,7 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
   // layer; compute-bound, but never faster than reading the weights once.
   const double prompt = D(w.prompt_tokens);
   const double prefill_flops =
-      (2 * matmul_params * prompt + D(m.layers) * prompt * m.AttendedContext(prompt) * qo_width) /
+      (2 * matmul_params * prompt + D(m.layers) * prompt * m.CausalAttended(prompt) * qo_width) /
       tp;
   const double prefill_comm =
       p.tp > 1 ? 2 * D(m.layers) *

@@ -76,7 +76,8 @@ TrafficResult SizeTraffic(const Request& base, const Traffic& t,
       q.workload.SetConcurrency(c);
       const Estimate e = EstimateSetup(q, /*with_levers=*/false);
       Load l;
-      if (!e.fits) return l;
+      // Beyond the engine's running-sequence cap the rest queue (FitsAt applies it too).
+      if (!e.fits || (e.framework.max_seqs > 0 && c > e.framework.max_seqs)) return l;
       const double tpot = e.serving.at_request.tpot_s;
       // Requests/s r with c = r W and W = ttft + output x tpot / (1 - r x ttft):
       // r - c / W(r) rises with r, so its root is found by bisection; the prefill share is

@@ -87,7 +87,12 @@ const Options kMegatron = {"--tensor-model-parallel-size",
                            "--use-distributed-optimizer",
                            "--recompute-granularity",
                            "--recompute-method",
-                           "--recompute-num-layers"};
+                           "--recompute-num-layers",
+                           "--context-parallel-size",
+                           "--expert-model-parallel-size",
+                           "--num-experts",
+                           "--moe-router-topk",
+                           "--moe-ffn-hidden-size"};
 // DeepSpeed configuration JSON (deepspeed/runtime/zero/config.py and the config docs).
 const Options kDeepSpeedTop = {"train_micro_batch_size_per_gpu",
                                "gradient_accumulation_steps",
@@ -262,6 +267,43 @@ TEST(Launch, MegatronGetsTheModelAndLayout) {
   EXPECT_EQ(ValueOf(cmd, "--global-batch-size"), "32");
   EXPECT_NE(cmd.find("--use-distributed-optimizer"), std::string::npos);
   EXPECT_NE(cmd.find("--sequence-parallel"), std::string::npos);
+}
+
+TEST(Launch, MegatronCarriesContextAndExpertParallelism) {
+  // Mixtral 8x7B over 16 GPUs: tp 2, cp 2, ep 4; 8 experts, top-2, 14336 wide each.
+  Json q = {{"model", {{"preset", "mixtral-8x7b"}}},
+            {"gpu", "h100-sxm-80gb"},
+            {"framework", "megatron"},
+            {"workload",
+             {{"kind", "pretrain"}, {"micro_batch", 1}, {"grad_accum", 2}, {"seq_len", 8192}}},
+            {"parallel", {{"gpus", 16}, {"tp", 2}, {"cp", 2}, {"ep", 4}, {"zero", 1}}}};
+  const std::string cmd = Launch(q)["command"];
+  ExpectDocumented(cmd, {&kTorchrun, &kMegatron});
+  EXPECT_EQ(ValueOf(cmd, "--context-parallel-size"), "2");
+  EXPECT_EQ(ValueOf(cmd, "--expert-model-parallel-size"), "4");
+  EXPECT_EQ(ValueOf(cmd, "--num-experts"), "8");
+  EXPECT_EQ(ValueOf(cmd, "--moe-router-topk"), "2");
+  EXPECT_EQ(ValueOf(cmd, "--moe-ffn-hidden-size"), "14336");
+  // Data parallel = 16 / (tp 2 x cp 2) = 4: global batch 1 x 2 x 4 = 8.
+  EXPECT_EQ(ValueOf(cmd, "--global-batch-size"), "8");
+}
+
+TEST(Launch, LlamaCppAllocatesOnlyTheSlotsThatFit) {
+  // 64 requests of 9000 tokens do not fit one 24 GB card: the slots are what one replica holds.
+  Json q = {{"model", {{"preset", "llama-3.1-8b"}}},
+            {"gpu", "rtx-4090-24gb"},
+            {"framework", "llama_cpp"},
+            {"workload",
+             {{"kind", "inference"},
+              {"prompt_tokens", 8000},
+              {"output_tokens", 1000},
+              {"concurrency", 64}}}};
+  const std::string cmd = Launch(q)["command"];
+  const int64_t fits = Result(q)["performance"]["inference"]["max_concurrency"];
+  ASSERT_GT(fits, 0);
+  ASSERT_LT(fits, 64);
+  EXPECT_EQ(ValueOf(cmd, "-np"), std::to_string(fits));
+  EXPECT_EQ(ValueOf(cmd, "-c"), std::to_string(fits * 9000));
 }
 
 TEST(Launch, AModelWithoutARepositoryNamesAPlaceholder) {

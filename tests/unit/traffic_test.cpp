@@ -56,6 +56,30 @@ TEST(Traffic, EveryOptionCarriesTheRateWithinTheTargets) {
   }
 }
 
+TEST(Traffic, TheDecodeStepIsTheEstimatesStretchedByPrefill) {
+  // The forward estimate at the chosen concurrency gives the unstretched TPOT; the traffic
+  // answer divides it by (1 - prefill share).
+  const Json r = Traffic(Request20(20, 0.3));
+  for (const Json& o : r["options"]) {
+    const Json e = Result({{"model", {{"preset", "llama-3.1-8b"}}},
+                           {"gpu", o["gpu"]},
+                           {"parallel",
+                            {{"gpus", o["gpus_per_replica"]},
+                             {"tp", o["replica"]["tp"]},
+                             {"pp", o["replica"]["pp"]}}},
+                           {"precision", {{"weights", o["replica"]["weights"]}}},
+                           {"workload",
+                            {{"kind", "inference"},
+                             {"prompt_tokens", 1500},
+                             {"output_tokens", 300},
+                             {"concurrency", o["concurrency_per_replica"]}}}});
+    const double tpot = e["performance"]["inference"]["tpot_ms"];
+    EXPECT_NEAR(o["tpot_ms"].get<double>() * (1 - o["prefill_share"].get<double>()), tpot,
+                1e-6 * tpot)
+        << o["gpu"];
+  }
+}
+
 TEST(Traffic, MoreTrafficNeverNeedsFewerCards) {
   const Json a = Traffic(Request20(5, 0));
   const Json b = Traffic(Request20(50, 0));

@@ -75,6 +75,18 @@ struct ModelSpec {
     if (sliding_pattern <= 1) return end - begin;
     return (end - begin) - (end / sliding_pattern - begin / sliding_pattern);
   }
+  /// Per layer and token, the positions attended to when a whole `length`-long sequence is
+  /// processed causally, counted as full attention counts them (`length` for every token, the
+  /// convention of llm-foundry's MFU): a local layer's causal sum over its window,
+  /// 2 w L - w^2, divided by L; averaged over the layers.
+  double CausalAttended(double length) const {
+    if (layers <= 0 || length <= 0) return length;
+    const double local = static_cast<double>(LocalLayers(0, layers));
+    const double w = static_cast<double>(sliding_window);
+    const double windowed = length <= w ? length : 2 * w - w * w / length;
+    return ((static_cast<double>(layers) - local) * length + local * windowed) /
+           static_cast<double>(layers);
+  }
   /// Per layer, the tokens of a `context`-long sequence attended to, averaged over the layers:
   /// local layers see at most the window.
   double AttendedContext(double context) const {

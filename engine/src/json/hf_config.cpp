@@ -13,8 +13,8 @@ constexpr int64_t kMaxDim = int64_t{1} << 24;  // 16M: far above any real width 
 
 // Reads config fields that may be spelled several ways (hidden_size / n_embd / d_model).
 // The period of a layer_types list whose global ("full_attention") layers close each
-// period (k - 1 local layers, then one global): k; 1 when every layer is local; 0 when the
-// list is not of that form.
+// period (k - 1 local layers, then one global): k; 1 when every layer is local; -1 when every
+// layer is global; 0 when the list is not of that form.
 int64_t PatternOf(const Json& types) {
   const int64_t n = static_cast<int64_t>(types.size());
   int64_t first_global = -1;
@@ -24,6 +24,12 @@ int64_t PatternOf(const Json& types) {
     if (t.get<std::string>() != "sliding_attention" && first_global < 0) first_global = i;
   }
   if (first_global < 0) return 1;
+  if (first_global == 0) {  // every layer global, or no pattern
+    for (const Json& t : types) {
+      if (t.get<std::string>() == "sliding_attention") return 0;
+    }
+    return -1;
+  }
   const int64_t k = first_global + 1;
   for (int64_t i = 0; i < n; ++i) {
     const bool global = types[static_cast<size_t>(i)].get<std::string>() != "sliding_attention";
@@ -266,7 +272,10 @@ std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string
     const Json* types = r.Find({"layer_types"});
     if (types != nullptr && types->is_array() && !types->empty()) {
       m.sliding_pattern = PatternOf(*types);
-      if (m.sliding_pattern == 0) {
+      if (m.sliding_pattern < 0) {  // no local layer: the window is never used
+        m.sliding_window = 0;
+        m.sliding_pattern = 1;
+      } else if (m.sliding_pattern == 0) {
         m.sliding_window = 0;
         m.sliding_pattern = 1;
         warnings->push_back(Note{"layer_types_irregular",
