@@ -1,15 +1,13 @@
 // The detail view's "measure, then calibrate" panel and the record table of measured runs.
 // Every number comes from the engine's calibrate answer; nothing here computes a factor.
 import { t } from './i18n.js';
-import { el, exportTable, fmt } from './render.js';
+import { el, errorLine, exportTable, fmt } from './render.js';
 import { InputError } from './state.js';
 import { buildMeasured, kMeasureFields, kRecordColumns, recordsOf, valuesFromScriptLine } from './measure.js';
 
 const $ = (sel) => document.querySelector(sel);
 const kRecordsKey = 'gpuplan.records';
 const kMaxRecords = 1000;
-
-const errorLine = (e) => `${e.path || '(root)'}: ${e.message}`;
 
 function loadRecords() {
   try {

@@ -1,13 +1,12 @@
 // The team-fleet panel (MISSION M24): gpuplan fleet's request (edited in fleet-form.js or as
 // JSON text), its answer as a table. The text travels in the share link (state.fleet); every
 // number is the engine's.
-import { el, renderList } from './render.js';
+import { el, errorLine, renderList } from './render.js';
 import { initFleetForm, markFleetErrors, syncFleetForm } from './fleet-form.js';
 
 export { syncFleetForm };
 
 const $ = (sel) => document.querySelector(sel);
-const errorLine = (e) => `${e.path || '(root)'}: ${e.message}`;
 
 // A starting point built from the form's model: a weekly fine-tune, a daily evaluation and a
 // chat service with a working-day curve.

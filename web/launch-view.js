@@ -1,11 +1,11 @@
 // The detail view's launch command (MISSION M31): gpuplan launch's answer as copyable text.
-import { el } from './render.js';
+import { el, errorLine } from './render.js';
 import { t } from './i18n.js';
 
 export function renderLaunch(box, text) {
   const envelope = JSON.parse(text);
   if (!envelope.ok) {
-    box.replaceChildren(...envelope.errors.map((e) => el('p', { text: `${e.path || '(root)'}: ${e.message}` })));
+    box.replaceChildren(...envelope.errors.map((e) => el('p', { text: errorLine(e) })));
     return;
   }
   const r = envelope.result;

@@ -1,6 +1,6 @@
 // The detail view's reverse questions (MISSION M29): what gpuplan limits answers for the
 // setup on show, as a list; every figure is the engine's, its formula in the item's title.
-import { el } from './render.js';
+import { el, errorLine } from './render.js';
 import { t } from './i18n.js';
 
 const n = (v) => Number(v).toLocaleString('en');
@@ -8,7 +8,7 @@ const n = (v) => Number(v).toLocaleString('en');
 export function renderLimits(ul, text, count) {
   const envelope = JSON.parse(text);
   if (!envelope.ok) {
-    ul.replaceChildren(...envelope.errors.map((e) => el('li', { text: `${e.path || '(root)'}: ${e.message}` })));
+    ul.replaceChildren(...envelope.errors.map((e) => el('li', { text: errorLine(e) })));
     return;
   }
   const r = envelope.result;

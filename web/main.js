@@ -3,7 +3,7 @@
 import { preferredLanguage, setLanguage, t } from './i18n.js';
 import { buildRequest, calibrationOf, calibrationState, decodeShare, encodeShare, InputError, kDefaults,
   kTraining, trafficRequest } from './state.js';
-import { el, exportPlan, renderDetail, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
+import { el, errorLine, exportPlan, renderDetail, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
 import { MeasurePanel, renderDiagnosis, showBanner } from './calibration-view.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -75,9 +75,6 @@ function fieldOf(path) {
   const hit = kFieldOfPath.find(([p]) => path === p || path?.startsWith(`${p}/`));
   return hit ? hit[1] : null;
 }
-
-// The contract's error line, as the CLI prints it: "<JSON pointer>: <reason>".
-const errorLine = (e) => `${e.path || '(root)'}: ${e.message}`;
 
 function setStatus(status, text) {
   document.body.dataset.status = status;

@@ -4,6 +4,9 @@ import { t } from './i18n.js';
 
 const GiB = 2 ** 30;
 
+// The contract's error line, as the CLI prints it: "<JSON pointer>: <reason>".
+export const errorLine = (e) => `${e.path || '(root)'}: ${e.message}`;
+
 export function el(tag, props = {}, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(props)) {

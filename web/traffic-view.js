@@ -1,6 +1,6 @@
 // The traffic table (MISSION M30): gpuplan traffic's card types for the form's request rate,
 // cheapest first; every number is the engine's, the assumptions listed beneath.
-import { el, renderList } from './render.js';
+import { el, errorLine, renderList } from './render.js';
 
 const ms = (v) => (v < 10 ? v.toFixed(1) : Math.round(v).toLocaleString('en'));
 const usd = (v) => (v == null ? '—' : `$${v < 10 ? v.toFixed(2) : Math.round(v).toLocaleString('en')}`);
@@ -11,7 +11,7 @@ export function renderTraffic(section, text) {
   const tbody = section.querySelector('tbody');
   if (!envelope.ok) {
     section.querySelector('#traffic-errors').replaceChildren(
-      ...envelope.errors.map((e) => el('p', { text: `${e.path || '(root)'}: ${e.message}` })));
+      ...envelope.errors.map((e) => el('p', { text: errorLine(e) })));
     tbody.replaceChildren();
     return;
   }

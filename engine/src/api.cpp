@@ -78,17 +78,8 @@ std::string Engine::Plan(std::string_view request_json) const {
   std::string envelope;
   if (!Parse(request_json, /*require_gpu=*/false, &parsed, &envelope)) return envelope;
   WarnMeasured(&parsed);
-  const Request& r = parsed.request;
-  // The cards to search: constraints.gpus, else a card the request names, else the catalog.
-  std::vector<GpuSpec> cards;
-  if (!r.constraints.gpus.empty()) {
-    for (const auto& id : r.constraints.gpus) cards.push_back(*impl_->catalog.FindGpu(id));
-  } else if (!r.gpu.id.empty()) {
-    cards.push_back(r.gpu);
-  } else {
-    cards = impl_->catalog.gpus;
-  }
-  const PlanResult plan = gpuplan::Plan(r, cards);
+  const PlanResult plan =
+      gpuplan::Plan(parsed.request, json_io::CardsToSearch(parsed.request, impl_->catalog));
   return json_io::DumpEnvelope(
       {{"ok", true}, {"result", json_io::PlanToJson(parsed, plan, impl_->catalog.version)}});
 }

@@ -54,22 +54,24 @@ double InterNodeBandwidth(const GpuSpec& g, int64_t groups) {
   return std::min(IntraNodeBandwidth(g), node / D(std::max<int64_t>(1, groups)));
 }
 
-// Ring all-reduce of `bytes` over n ranks: a latency that grows with log2(n), then
-// 2 (n-1)/n x bytes through each rank's link.
+// A collective's small-message latency over n ranks: it grows with log2(n).
+double CollectiveLatency(int64_t n, bool pcie) {
+  return (kAllReduceLatencyBase + kAllReduceLatencyPerDoubling * std::log2(D(n))) *
+         (pcie ? kPcieLatencyFactor : 1);
+}
+
+// Ring all-reduce of `bytes` over n ranks: the latency, then 2 (n-1)/n x bytes through each
+// rank's link.
 double AllReduceSeconds(double bytes, int64_t n, double bandwidth, bool pcie) {
   if (n <= 1) return 0;
-  const double latency = (kAllReduceLatencyBase + kAllReduceLatencyPerDoubling * std::log2(D(n))) *
-                         (pcie ? kPcieLatencyFactor : 1);
-  return latency + 2 * D(n - 1) / D(n) * bytes / bandwidth;
+  return CollectiveLatency(n, pcie) + 2 * D(n - 1) / D(n) * bytes / bandwidth;
 }
 
 // All-to-all of `bytes` per rank over n ranks (expert dispatch or combine): (n-1)/n of them
-// leave the GPU, after the same small-message latency as an all-reduce.
+// leave the GPU, after the same latency.
 double AllToAllSeconds(double bytes, int64_t n, double bandwidth, bool pcie) {
   if (n <= 1) return 0;
-  const double latency = (kAllReduceLatencyBase + kAllReduceLatencyPerDoubling * std::log2(D(n))) *
-                         (pcie ? kPcieLatencyFactor : 1);
-  return latency + D(n - 1) / D(n) * bytes / bandwidth;
+  return CollectiveLatency(n, pcie) + D(n - 1) / D(n) * bytes / bandwidth;
 }
 
 // NVLink, Infinity Fabric and the like, or PCIe (and anything across nodes).

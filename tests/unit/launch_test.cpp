@@ -110,11 +110,7 @@ const Options kDeepSpeedZero = {"stage",
                                 "offload_param",
                                 "reduce_scatter"};
 
-Json Launch(const Json& request) {
-  const Json env = Json::parse(ShippedEngine().Launch(request.dump()));
-  EXPECT_TRUE(env.value("ok", false)) << env.dump(1).substr(0, 600);
-  return env.value("result", Json::object());
-}
+Json Launch(const Json& request) { return ResultOf(ShippedEngine().Launch(request.dump())); }
 
 // The options of a command (tokens starting with '-'), and the value after each.
 std::vector<std::pair<std::string, std::string>> OptionsOf(const std::string& command) {

@@ -21,11 +21,7 @@ TEST(Limits, LargestTrueFindsTheEdgeOfAMonotonePredicate) {
   EXPECT_EQ(LargestTrue(big, [&](int64_t n) { return n <= big - 3; }), big - 3);
 }
 
-Json Limits(const Json& request) {
-  const Json env = Json::parse(ShippedEngine().Limits(request.dump()));
-  EXPECT_TRUE(env.value("ok", false)) << env.dump(1).substr(0, 600);
-  return env.value("result", Json::object());
-}
+Json Limits(const Json& request) { return ResultOf(ShippedEngine().Limits(request.dump())); }
 
 bool Fits(Json request) { return Result(request)["memory"]["fits"].get<bool>(); }
 

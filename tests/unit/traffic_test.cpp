@@ -23,11 +23,7 @@ Json Request20(double rps, double hit) {
             {"prefix_cache_hit", hit}}}};
 }
 
-Json Traffic(const Json& request) {
-  const Json env = Json::parse(ShippedEngine().Traffic(request.dump()));
-  EXPECT_TRUE(env.value("ok", false)) << env.dump(1).substr(0, 600);
-  return env.value("result", Json::object());
-}
+Json Traffic(const Json& request) { return ResultOf(ShippedEngine().Traffic(request.dump())); }
 
 TEST(Traffic, EveryOptionCarriesTheRateWithinTheTargets) {
   const Json r = Traffic(Request20(20, 0.3));

@@ -50,6 +50,15 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
+std::vector<GpuSpec> CardsToSearch(const Request& r, const LoadedCatalog& cat) {
+  if (r.constraints.gpus.empty()) {
+    return r.gpu.id.empty() ? cat.gpus : std::vector<GpuSpec>{r.gpu};
+  }
+  std::vector<GpuSpec> cards;
+  for (const auto& id : r.constraints.gpus) cards.push_back(*cat.FindGpu(id));
+  return cards;
+}
+
 std::string NearestIds(const std::string& id, const std::vector<std::string>& ids) {
   std::vector<std::pair<size_t, std::string>> scored;
   scored.reserve(ids.size());

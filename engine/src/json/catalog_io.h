@@ -9,6 +9,7 @@
 
 #include "gpuplan/hardware.h"
 #include "gpuplan/model_spec.h"
+#include "gpuplan/request.h"
 #include "json/reader.h"
 
 namespace gpuplan::json_io {
@@ -48,6 +49,10 @@ std::optional<GpuSpec> GpuFromJson(const Json& card, const std::string& path,
 
 /// Returns the catalog ids closest to `id` for a "did you mean" hint (at most three).
 std::string NearestIds(const std::string& id, const std::vector<std::string>& ids);
+
+/// The cards a search compares (plan, traffic): constraints.gpus, else the card the request
+/// names, else the whole catalog. `r` was read against `cat`, so every id is in it.
+std::vector<GpuSpec> CardsToSearch(const Request& r, const LoadedCatalog& cat);
 
 /// Reads `{card id: number}` (constraints.wait_s, fleet prices, purchase prices): each card must
 /// be in `cat` and each number in [0, max]; a bad entry is an error at its own path, the rest

@@ -61,14 +61,7 @@ bool ParseTraffic(std::string_view text, const LoadedCatalog& catalog, ParsedTra
     tr.prefix_cache_hit = t.NumberOr("prefix_cache_hit", 0, 0, 0.99);
     t.RejectUnknown();
   }
-  const Request& r = out->base.request;
-  if (!r.constraints.gpus.empty()) {
-    for (const auto& id : r.constraints.gpus) out->cards.push_back(*catalog.FindGpu(id));
-  } else if (!r.gpu.id.empty()) {
-    out->cards.push_back(r.gpu);
-  } else {
-    out->cards = catalog.gpus;
-  }
+  out->cards = CardsToSearch(out->base.request, catalog);
   return errors->size() == before;
 }
 
