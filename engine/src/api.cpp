@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "gpuplan/api.h"
 
-#include "gpuplan/calibration.h"
-#include "gpuplan/estimate.h"
-#include "gpuplan/fleet.h"
-#include "gpuplan/launch.h"
-#include "gpuplan/limits.h"
-#include "gpuplan/planner.h"
-#include "gpuplan/script.h"
-#include "gpuplan/traffic.h"
+#include "after/calibration.h"
+#include "after/launch.h"
+#include "after/script.h"
+#include "core/version.h"
 #include "json/calibration_io.h"
 #include "json/catalog_io.h"
 #include "json/fleet_io.h"
@@ -16,6 +12,11 @@
 #include "json/request_io.h"
 #include "json/result_io.h"
 #include "json/traffic_io.h"
+#include "physics/estimate.h"
+#include "plan/fleet.h"
+#include "plan/limits.h"
+#include "plan/planner.h"
+#include "plan/traffic.h"
 
 namespace gpuplan {
 
@@ -176,6 +177,6 @@ std::string Engine::Catalog(CatalogPart part) const {
   return json_io::DumpEnvelope({{"ok", true}, {"result", out}});
 }
 
-std::string_view Version() { return "0.2.0"; }
+std::string_view Version() { return kEngineVersion; }
 
 }  // namespace gpuplan

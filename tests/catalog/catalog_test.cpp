@@ -10,8 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/units.h"
 #include "embedded_catalog.h"
-#include "gpuplan/units.h"
 #include "json/catalog_io.h"
 
 namespace gpuplan {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Bits per weight of each storage format, scales included, worked by hand from the formats'
 // block layouts.
-#include "gpuplan/dtype.h"
+#include "model/dtype.h"
 
 #include <gtest/gtest.h>
 
-#include "gpuplan/gguf.h"
+#include "model/gguf.h"
 
 namespace gpuplan {
 namespace {

@@ -2,7 +2,7 @@
 // Error bands (issue #9, M28): the engine's bands are the ones `gpuplan validate` computes from
 // the published measurements today, and each reported range is the figure divided (rates) or
 // multiplied (durations) by the band's ends.
-#include "gpuplan/error_bands.h"
+#include "physics/error_bands.h"
 
 #include <gtest/gtest.h>
 

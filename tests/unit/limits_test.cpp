@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Reverse questions (issue #9, M29): each limit is the edge of the forward estimate, the search
 // finds the edge of any monotone predicate, and the largest model per purpose is the largest.
-#include "gpuplan/limits.h"
+#include "plan/limits.h"
 
 #include <gtest/gtest.h>
 

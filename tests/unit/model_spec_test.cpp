@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Parameter counts: exact pins from published counts and hand-worked sums.
-#include "gpuplan/model_spec.h"
+#include "model/model_spec.h"
 
 #include <gtest/gtest.h>
 

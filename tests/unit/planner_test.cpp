@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `plan`: pruning is exact (the pruned search keeps the very setup the full search keeps, on
 // random requests), the seeds' order (memory first, count second) and the constraints hold.
-#include "gpuplan/planner.h"
+#include "plan/planner.h"
 
 #include <gtest/gtest.h>
 

@@ -9,8 +9,8 @@
 
 #include "embedded_catalog.h"
 #include "gpuplan/api.h"
-#include "gpuplan/model_spec.h"
 #include "json/hf_config.h"
+#include "model/model_spec.h"
 
 namespace gpuplan::testing {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "gpuplan/api.h"
+#include "core/version.h"
 #include "json/result_io.h"
 
 namespace gpuplan::json_io {
@@ -129,7 +129,7 @@ Json CalibrationToJson(const ParsedRequest& pr, const CalibrationResult& c,
                            {"calibrated", x.calibrated}, {"calibrated_error", x.calibrated_error}};
                  });
   return {{"request_normalized", pr.normalized},   {"defaults_applied", pr.defaults_applied},
-          {"catalog_version", catalog_version},    {"engine_version", std::string(Version())},
+          {"catalog_version", catalog_version},    {"engine_version", std::string(kEngineVersion)},
           {"success_line", kSuccessLine},          {"comparisons", comparisons},
           {"calibration", FactorsJson(c.factors)}, {"notes", Notes(c.notes)},
           {"yardstick", Notes(c.yardstick)},       {"diagnosis", DiagnosisJson(c.diagnosis)},

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "gpuplan/calibration.h"
+#include "after/calibration.h"
 #include "json/reader.h"
 #include "json/request_io.h"
 

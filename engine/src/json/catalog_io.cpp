@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include "gpuplan/units.h"
+#include "core/units.h"
 #include "json/hf_config.h"
 
 namespace gpuplan::json_io {

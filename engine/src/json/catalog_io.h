@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuplan/hardware.h"
-#include "gpuplan/model_spec.h"
-#include "gpuplan/request.h"
 #include "json/reader.h"
+#include "model/hardware.h"
+#include "model/model_spec.h"
+#include "physics/request.h"
 
 namespace gpuplan::json_io {
 

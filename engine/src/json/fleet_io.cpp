@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "gpuplan/api.h"
+#include "core/version.h"
 #include "json/request_io.h"
 #include "json/result_io.h"
 
@@ -239,7 +239,7 @@ Json FleetToJson(const ParsedFleet& pf, const FleetResult& r, const std::string&
                  });
   return {{"request_normalized", pf.normalized},
           {"catalog_version", catalog_version},
-          {"engine_version", std::string(Version())},
+          {"engine_version", std::string(kEngineVersion)},
           {"options", options},
           {"rejected", rejected},
           {"advice", Notes(r.advice)}};

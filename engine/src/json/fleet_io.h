@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuplan/fleet.h"
 #include "json/catalog_io.h"
 #include "json/reader.h"
+#include "plan/fleet.h"
 
 namespace gpuplan::json_io {
 

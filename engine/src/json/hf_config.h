@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "gpuplan/model_spec.h"
 #include "json/reader.h"
+#include "model/model_spec.h"
 
 namespace gpuplan::json_io {
 

@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "gpuplan/api.h"
-#include "gpuplan/planner.h"
+#include "core/version.h"
+#include "plan/planner.h"
 
 namespace gpuplan::json_io {
 namespace {
@@ -113,7 +113,7 @@ Json LimitsToJson(const ParsedRequest& pr, const Limits& l, const Json& models,
           {"explain", explain},
           {"request_normalized", pr.normalized},
           {"catalog_version", catalog_version},
-          {"engine_version", std::string(Version())}};
+          {"engine_version", std::string(kEngineVersion)}};
 }
 
 }  // namespace gpuplan::json_io

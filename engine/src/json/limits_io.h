@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "gpuplan/limits.h"
 #include "json/catalog_io.h"
 #include "json/request_io.h"
+#include "plan/limits.h"
 
 namespace gpuplan::json_io {
 

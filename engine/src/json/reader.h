@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuplan/diagnostics.h"
+#include "core/diagnostics.h"
 
 namespace gpuplan::json_io {
 

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <limits>
 
-#include "gpuplan/gguf.h"
-#include "gpuplan/units.h"
+#include "core/units.h"
 #include "json/calibration_io.h"
 #include "json/hf_config.h"
+#include "model/gguf.h"
 
 namespace gpuplan::json_io {
 namespace {

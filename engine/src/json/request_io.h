@@ -5,8 +5,9 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuplan/request.h"
+#include "after/calibration.h"
 #include "json/catalog_io.h"
+#include "physics/request.h"
 
 namespace gpuplan::json_io {
 

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <limits>
 
-#include "gpuplan/api.h"
-#include "gpuplan/wait_or_switch.h"
+#include "core/version.h"
 #include "json/calibration_io.h"
+#include "plan/wait_or_switch.h"
 
 namespace gpuplan::json_io {
 namespace {
@@ -206,7 +206,8 @@ Json Notes(const std::vector<Note>& notes) {
   return out;
 }
 
-Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Note>& request_notes) {
+Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnosis>& diagnosis,
+                  const std::vector<Note>& request_notes) {
   const MemoryBreakdown& b = e.memory.per_gpu;
   Json detail = Json::object();
   for (const auto& [k, v] : e.memory.detail) detail[k] = Bytes(v);
@@ -262,7 +263,7 @@ Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Note>& 
         {"nodes", e.power.nodes},
         {"nodes_per_rack", e.power.nodes_per_rack}}},
       {"levers", Levers(e.levers)},
-      {"diagnosis", DiagnosisJson(e.diagnosis)},
+      {"diagnosis", DiagnosisJson(diagnosis)},
       {"calibration", {{"applied", r.calibration.Any()}, {"factors", FactorsJson(r.calibration)}}},
       {"framework", FrameworkJson(e.framework)},
       {"bands", BandsJson(e)},
@@ -273,11 +274,11 @@ Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Note>& 
 
 Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
                     const std::string& catalog_version) {
-  Json out = EstimateBody(pr.request, e, pr.warnings);
+  Json out = EstimateBody(pr.request, e, DiagnoseEstimate(pr.request, e), pr.warnings);
   out["request_normalized"] = pr.normalized;
   out["defaults_applied"] = pr.defaults_applied;
   out["catalog_version"] = catalog_version;
-  out["engine_version"] = std::string(Version());
+  out["engine_version"] = std::string(kEngineVersion);
   return out;
 }
 
@@ -286,8 +287,7 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
   Json recs = Json::array();
   for (const PlanChoice& c : plan.recommendations) {
     const Request& q = c.request;
-    Estimate e = EstimateSetup(q, /*with_levers=*/false);  // the plan already chose
-    e.diagnosis = DiagnoseEstimate(q, e);
+    const Estimate e = EstimateSetup(q, /*with_levers=*/false);  // the plan already chose
     const Parallel& p = q.parallel;
     recs.push_back(
         {{"gpu", q.gpu.id},
@@ -314,7 +314,7 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
          {"precision",
           {{"weights", std::string(Name(q.precision.weights))},
            {"kv_cache", std::string(Name(q.precision.kv_cache))}}},
-         {"estimate", EstimateBody(q, e, {})},
+         {"estimate", EstimateBody(q, e, DiagnoseEstimate(q, e), {})},
          {"rank_reason", c.rank_reason}});
   }
   Json rejected = Json::array();
@@ -324,7 +324,7 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
   Json out = {{"request_normalized", pr.normalized},
               {"defaults_applied", pr.defaults_applied},
               {"catalog_version", catalog_version},
-              {"engine_version", std::string(Version())},
+              {"engine_version", std::string(kEngineVersion)},
               {"recommendations", recs},
               {"rejected", rejected},
               {"advice", Notes(plan.advice)},

@@ -1,24 +1,27 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "gpuplan/estimate.h"
-#include "gpuplan/planner.h"
+#include "after/calibration.h"
 #include "json/request_io.h"
+#include "physics/estimate.h"
+#include "plan/planner.h"
 
 namespace gpuplan::json_io {
 
 /// Notes (warnings, advice, infeasibility) as `[{code, params, message, path?}]`.
 Json Notes(const std::vector<Note>& notes);
 
-/// The figures of one estimate (model, memory, performance, cost, power, levers, notes,
-/// explain), without the request echo.
-Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Note>& request_notes);
+/// The figures of one estimate (model, memory, performance, cost, power, levers, the
+/// diagnosis of its own numbers, notes, explain), without the request echo.
+Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnosis>& diagnosis,
+                  const std::vector<Note>& request_notes);
 
 /// The contract's plan result.
 Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
                 const std::string& catalog_version);
 
-/// The contract's estimate result for a parsed request and its evaluation.
+/// The contract's estimate result for a parsed request and its evaluation, with the diagnosis
+/// its numbers show.
 Json EstimateToJson(const ParsedRequest& pr, const Estimate& e, const std::string& catalog_version);
 
 /// `{"ok": false, "errors": [...]}`.

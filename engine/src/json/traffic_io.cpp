@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "gpuplan/api.h"
+#include "core/version.h"
 
 namespace gpuplan::json_io {
 namespace {
@@ -110,7 +110,7 @@ Json TrafficToJson(const ParsedTraffic& p, const TrafficResult& r,
             "time the targets should leave room for"}},
           {"request_normalized", p.base.normalized},
           {"catalog_version", catalog_version},
-          {"engine_version", std::string(Version())}};
+          {"engine_version", std::string(kEngineVersion)}};
 }
 
 }  // namespace gpuplan::json_io

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuplan/traffic.h"
 #include "json/catalog_io.h"
 #include "json/request_io.h"
+#include "plan/traffic.h"
 
 namespace gpuplan::json_io {
 

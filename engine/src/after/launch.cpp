@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+// Every option written here is one its project documents (tests/unit/launch_test.cpp lists
+// each project's option names with their source and checks every command against them).
+#include "after/launch.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+
+namespace gpuplan {
+namespace {
+
+using Args = std::vector<std::pair<std::string, std::string>>;  // option, value ("" = a flag)
+
+std::string Join(const std::string& program, const Args& args) {
+  std::string out = program;
+  for (const auto& [opt, value] : args) {
+    out += " \\\n  " + opt;
+    if (!value.empty()) out += " " + value;
+  }
+  return out;
+}
+
+std::string N(int64_t v) { return std::to_string(v); }
+
+std::string Repo(const Request& r, std::vector<std::string>* notes) {
+  if (!r.model_repo.empty()) return r.model_repo;
+  notes->push_back(
+      "MODEL stands for the model's Hugging Face repository or local path (the "
+      "request gave an architecture, not a catalog preset)");
+  return "MODEL";
+}
+
+// The Hugging Face transformers decoder-layer class of a model_type, for FSDP's auto-wrap.
+std::string LayerClass(const std::string& family) {
+  static const std::map<std::string, std::string> kClasses = {
+      {"llama", "LlamaDecoderLayer"},
+      {"mistral", "MistralDecoderLayer"},
+      {"mixtral", "MixtralDecoderLayer"},
+      {"qwen2", "Qwen2DecoderLayer"},
+      {"qwen2_moe", "Qwen2MoeDecoderLayer"},
+      {"qwen3", "Qwen3DecoderLayer"},
+      {"qwen3_moe", "Qwen3MoeDecoderLayer"},
+      {"gemma", "GemmaDecoderLayer"},
+      {"gemma2", "Gemma2DecoderLayer"},
+      {"phi3", "Phi3DecoderLayer"},
+      {"deepseek_v2", "DeepseekV2DecoderLayer"},
+      {"deepseek_v3", "DeepseekV3DecoderLayer"},
+      {"falcon", "FalconDecoderLayer"},
+      {"opt", "OPTDecoderLayer"},
+      {"gpt2", "GPT2Block"},
+      {"bloom", "BloomBlock"},
+      {"gpt_bigcode", "GPTBigCodeBlock"}};
+  const auto it = kClasses.find(family);
+  return it == kClasses.end() ? "DECODER_LAYER_CLASS" : it->second;
+}
+
+const char* TorchDtype(WeightFormat w) {
+  if (w == WeightFormat::kFp16) return "float16";
+  if (w == WeightFormat::kFp32 || w == WeightFormat::kTf32) return "float32";
+  return "bfloat16";
+}
+
+// vLLM's and SGLang's --quantization for a weight format; "" when none is needed.
+std::string Quantization(WeightFormat w, std::vector<std::string>* notes) {
+  switch (w) {
+    case WeightFormat::kAwqInt4:
+      return "awq";
+    case WeightFormat::kGptqInt4:
+      return "gptq";
+    case WeightFormat::kFp8:
+      return "fp8";
+    case WeightFormat::kNf4:
+      return "bitsandbytes";
+    case WeightFormat::kInt8:
+    case WeightFormat::kInt4:
+      notes->push_back(
+          "int8/int4 weights: serve a checkpoint quantised in that format (its "
+          "config names the method; no --quantization needed)");
+      return "";
+    default:
+      return "";
+  }
+}
+
+Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
+  Launch l;
+  l.framework = fw;
+  const Workload& w = r.workload;
+  const Parallel& p = r.parallel;
+  const int64_t context = w.prompt_tokens + w.output_tokens;
+  const int64_t seqs = std::max<int64_t>(1, e.serving.max_concurrency);
+  // The engine's chunk on this card (the reader leaves it to the estimate) or the request's.
+  const int64_t chunk =
+      std::max<int64_t>(1, e.framework.max_batched_tokens > 0 ? e.framework.max_batched_tokens
+                                                              : w.prefill_chunk_limit);
+  const std::string repo = Repo(r, &l.notes);
+  const bool fp8_kv = r.precision.kv_cache == KvFormat::kFp8;
+  if (fw == "vllm") {
+    Args a = {{"--tensor-parallel-size", N(p.tp)}};
+    if (p.pp > 1) a.emplace_back("--pipeline-parallel-size", N(p.pp));
+    a.insert(a.end(), {{"--max-model-len", N(context)},
+                       {"--max-num-seqs", N(seqs)},
+                       {"--max-num-batched-tokens", N(chunk)},
+                       {"--gpu-memory-utilization", "0.92"},
+                       {"--dtype", TorchDtype(r.precision.weights)}});
+    const std::string q = Quantization(r.precision.weights, &l.notes);
+    if (!q.empty()) a.emplace_back("--quantization", q);
+    if (fp8_kv) a.emplace_back("--kv-cache-dtype", "fp8");
+    l.command = Join("vllm serve " + repo, a);
+  } else if (fw == "sglang") {
+    Args a = {{"--model-path", repo}, {"--tp-size", N(p.tp)}};
+    if (p.pp > 1) a.emplace_back("--pp-size", N(p.pp));
+    a.insert(a.end(), {{"--context-length", N(context)},
+                       {"--max-running-requests", N(seqs)},
+                       {"--chunked-prefill-size", N(chunk)},
+                       {"--dtype", TorchDtype(r.precision.weights)}});
+    const std::string q = Quantization(r.precision.weights, &l.notes);
+    if (!q.empty()) a.emplace_back("--quantization", q);
+    if (fp8_kv) a.emplace_back("--kv-cache-dtype", "fp8_e4m3");
+    l.command = Join("python3 -m sglang.launch_server", a);
+    l.notes.push_back(
+        "--mem-fraction-static is left to SGLang, which derives it from the card "
+        "(the estimate's KV pool uses the same rule)");
+  } else if (fw == "tensorrt_llm") {
+    Args a = {{"--tp_size", N(p.tp)},        {"--pp_size", N(p.pp)},
+              {"--max_batch_size", N(seqs)}, {"--max_num_tokens", N(chunk)},
+              {"--max_seq_len", N(context)}, {"--kv_cache_free_gpu_memory_fraction", "0.9"}};
+    l.command = Join("trtllm-serve " + repo, a);
+  } else {  // llama_cpp
+    // llama.cpp allocates -c for all slots at start: only as many as one replica holds.
+    const int64_t slots = std::max<int64_t>(1, std::min(w.concurrency, seqs));
+    Args a = {{"-m", "model.gguf"}, {"-c", N(slots * context)}, {"-np", N(slots)},
+              {"-ngl", "999"},      {"-ub", N(chunk)},          {"-fa", "on"}};
+    if (p.gpus > 1) a.emplace_back("-sm", "layer");
+    if (r.precision.kv_cache == KvFormat::kInt8 || fp8_kv) {
+      a.emplace_back("-ctk", "q8_0");
+      a.emplace_back("-ctv", "q8_0");
+    }
+    l.command = Join("llama-server", a);
+    l.notes.push_back("model.gguf: the GGUF file of " + repo + " in " +
+                      std::string(Name(r.precision.weights)));
+  }
+  if (e.serving.max_concurrency > 0 && w.concurrency > e.serving.max_concurrency) {
+    l.notes.push_back(
+        "one replica serves " + N(e.serving.max_concurrency) + " of the " + N(w.concurrency) +
+        " concurrent requests: run " +
+        N((w.concurrency + e.serving.max_concurrency - 1) / e.serving.max_concurrency) +
+        " replicas behind a load balancer");
+  }
+  return l;
+}
+
+std::string Torchrun(const Estimate& e, const Parallel& p, const std::string& script) {
+  const int64_t per_node = std::max<int64_t>(1, e.gpus_per_node_used);
+  const int64_t nodes = (p.gpus + per_node - 1) / per_node;
+  std::string cmd = "torchrun --nnodes " + N(nodes) + " --nproc-per-node " + N(per_node);
+  if (nodes > 1) {
+    cmd += " \\\n  --node-rank $NODE_RANK --rdzv-backend c10d --rdzv-endpoint $MASTER_ADDR:29400";
+  }
+  return cmd + " \\\n  " + script;
+}
+
+std::string Optim(Optimizer o) {
+  switch (o) {
+    case Optimizer::kAdamW8bit:
+      return "adamw_bnb_8bit";
+    case Optimizer::kPagedAdamW8bit:
+      return "paged_adamw_8bit";
+    case Optimizer::kAdafactor:
+      return "adafactor";
+    case Optimizer::kSgd:
+    case Optimizer::kSgdMomentum:
+      return "sgd";
+    default:
+      return "adamw_torch";
+  }
+}
+
+Launch Training(const Request& r, const Estimate& e, const std::string& fw) {
+  Launch l;
+  l.framework = fw;
+  const Workload& w = r.workload;
+  const Parallel& p = r.parallel;
+  const std::string repo = Repo(r, &l.notes);
+  const bool fp16 = r.precision.weights == WeightFormat::kFp16;
+  const bool full_recompute = r.techniques.recompute == Recompute::kFull;
+  if (fw == "megatron") {
+    const ModelSpec& m = r.model;
+    Args a = {{"--tensor-model-parallel-size", N(p.tp)},
+              {"--pipeline-model-parallel-size", N(p.pp)}};
+    if (p.cp > 1) a.emplace_back("--context-parallel-size", N(p.cp));
+    if (p.ep > 1) a.emplace_back("--expert-model-parallel-size", N(p.ep));
+    a.insert(a.end(), {{"--micro-batch-size", N(w.micro_batch)},
+                       {"--global-batch-size", N(w.micro_batch * w.grad_accum * p.Dp())},
+                       {"--seq-length", N(w.seq_len)},
+                       {"--max-position-embeddings", N(std::max(w.seq_len, m.max_context))},
+                       {"--num-layers", N(m.layers)},
+                       {"--hidden-size", N(m.hidden)},
+                       {"--ffn-hidden-size", N(m.intermediate)},
+                       {"--num-attention-heads", N(m.heads)}});
+    if (m.IsMoe()) {
+      a.emplace_back("--num-experts", N(m.moe.experts));
+      a.emplace_back("--moe-router-topk", N(m.moe.experts_per_token));
+      a.emplace_back("--moe-ffn-hidden-size", N(m.moe.expert_intermediate));
+    }
+    if (m.kv_heads > 0 && m.kv_heads < m.heads) {
+      a.emplace_back("--group-query-attention", "");
+      a.emplace_back("--num-query-groups", N(m.kv_heads));
+    }
+    if (m.mlp == MlpKind::kGated) a.emplace_back("--swiglu", "");
+    if (m.norm == NormKind::kRms) a.emplace_back("--normalization", "RMSNorm");
+    if (!m.tied_embeddings) a.emplace_back("--untie-embeddings-and-output-weights", "");
+    a.emplace_back(fp16 ? "--fp16" : "--bf16", "");
+    if (p.sequence_parallel) a.emplace_back("--sequence-parallel", "");
+    if (p.zero >= 1) a.emplace_back("--use-distributed-optimizer", "");
+    if (r.techniques.recompute != Recompute::kNone) {
+      a.emplace_back("--recompute-granularity", full_recompute ? "full" : "selective");
+      if (full_recompute) {
+        a.emplace_back("--recompute-method", "uniform");
+        a.emplace_back("--recompute-num-layers", "1");
+      }
+    }
+    l.command = Join(Torchrun(e, p, "pretrain_gpt.py"), a);
+    l.notes.push_back(
+        "add the data and tokenizer options (--data-path, --tokenizer-type, ...) "
+        "and the model's position embedding and bias options; --train-iters "
+        "follows the run's tokens / (global batch x seq length)");
+    return l;
+  }
+  // Hugging Face Trainer under torchrun: DDP, FSDP (ZeRO-2/3) or DeepSpeed (any stage).
+  Args a = {{"--model_name_or_path", repo},
+            {"--per_device_train_batch_size", N(w.micro_batch)},
+            {"--gradient_accumulation_steps", N(w.grad_accum)},
+            {fp16 ? "--fp16" : "--bf16", ""},
+            {"--optim", Optim(r.optimizer)},
+            {"--output_dir", "out"}};
+  const bool deepspeed = fw == "deepspeed" || p.zero == 1;
+  if (p.tp > 1 || p.pp > 1 || p.cp > 1) {
+    l.notes.push_back(
+        "tp/pp/cp > 1 is not a Trainer option: run this layout with Megatron-LM "
+        "or torchtitan; the command covers its data-parallel part");
+  }
+  if (deepspeed) {
+    char ds[1024];
+    std::snprintf(ds, sizeof ds,
+                  "{\n"
+                  "  \"train_micro_batch_size_per_gpu\": %lld,\n"
+                  "  \"gradient_accumulation_steps\": %lld,\n"
+                  "  \"%s\": {\"enabled\": true},\n"
+                  "  \"gradient_clipping\": 1.0,\n"
+                  "  \"zero_optimization\": {\n"
+                  "    \"stage\": %d,\n"
+                  "    \"contiguous_gradients\": true,\n"
+                  "    \"overlap_comm\": %s,\n"
+                  "    \"reduce_bucket_size\": 500000000%s%s\n"
+                  "  }\n"
+                  "}\n",
+                  static_cast<long long>(w.micro_batch), static_cast<long long>(w.grad_accum),
+                  fp16 ? "fp16" : "bf16", p.zero, p.zero == 3 ? "true" : "false",
+                  r.techniques.offload_optimizer
+                      ? ",\n    \"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}"
+                      : "",
+                  r.techniques.offload_params && p.zero == 3
+                      ? ",\n    \"offload_param\": {\"device\": \"cpu\", \"pin_memory\": true}"
+                      : "");
+    l.files.push_back({"ds_config.json", ds});
+    a.emplace_back("--deepspeed", "ds_config.json");
+    if (r.techniques.recompute == Recompute::kFull) a.emplace_back("--gradient_checkpointing", "");
+    if (fw != "deepspeed") {
+      l.framework = "deepspeed";
+      l.notes.push_back("ZeRO-1 is DeepSpeed's (FSDP offers ZeRO-2 and ZeRO-3)");
+    }
+  } else if (p.zero >= 2 && p.Dp() > 1) {
+    l.framework = "pytorch_fsdp";
+    a.emplace_back("--fsdp", std::string("\"") + (p.zero == 3 ? "full_shard" : "shard_grad_op") +
+                                 (r.techniques.offload_params ? " offload" : "") + " auto_wrap\"");
+    a.emplace_back("--fsdp_config", "fsdp_config.json");
+    l.files.push_back({"fsdp_config.json", "{\n  \"transformer_layer_cls_to_wrap\": [\"" +
+                                               LayerClass(r.model.family) +
+                                               "\"],\n  \"activation_checkpointing\": " +
+                                               (full_recompute ? "true" : "false") + "\n}\n"});
+  } else {
+    l.framework = "pytorch_fsdp";
+    if (full_recompute) a.emplace_back("--gradient_checkpointing", "");
+    if (p.Dp() > 1)
+      l.notes.push_back(
+          "ZeRO 0: plain DistributedDataParallel, which torchrun "
+          "and the Trainer set up without further options");
+  }
+  if (w.IsPeft()) {
+    l.notes.push_back("train.py applies the adapters: peft LoraConfig(r=" + N(w.lora_rank) +
+                      ", target_modules=...)" +
+                      (w.kind == WorkloadKind::kQlora
+                           ? " on a BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="
+                             "\"nf4\") base"
+                           : ""));
+  }
+  l.notes.push_back(
+      "train.py is a Hugging Face Trainer script (HfArgumentParser over "
+      "TrainingArguments); the dataset and max steps are yours");
+  l.command = Join(Torchrun(e, p, "train.py"), a);
+  return l;
+}
+
+}  // namespace
+
+Launch LaunchFor(const Request& r, const Estimate& e) {
+  const std::string fw = r.framework != nullptr    ? r.framework->id
+                         : r.workload.IsTraining() ? "pytorch_fsdp"
+                                                   : "vllm";
+  Launch l = r.workload.IsTraining() ? Training(r, e, fw) : Serving(r, e, fw);
+  if (r.framework == nullptr) {
+    l.notes.push_back("the estimate used no framework profile; set framework to \"" + l.framework +
+                      "\" for its memory behaviour (KV pool, buckets, graphs)");
+  }
+  return l;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: MIT
+// The engine's version: results carry it, share links pin it (docs/changes.md says what each
+// one changed).
+#pragma once
+
+#include <string_view>
+
+namespace gpuplan {
+
+inline constexpr std::string_view kEngineVersion = "0.2.0";
+
+}  // namespace gpuplan

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+#include "physics/error_bands.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace gpuplan {
+
+// Printed by `gpuplan validate tests/reference/memory_cases.json tests/reference/perf_cases.json`
+// (engine 0.2.0, catalog 2026.11.1, 2026-11-30): the published measurements of
+// ../shared/dev-cases, each with its source. tests/unit/error_bands_test.cpp recomputes them
+// from the same cases and fails when the engine has moved away from these figures.
+const std::vector<ErrorBand>& ErrorBands() {
+  static const std::vector<ErrorBand> bands = {
+      {"decode", "", 57, 2, 0.8170, 2.4571, 0.1100},
+      {"memory", "", 9, 2, 0.9020, 1.3286, 0.1030},
+      {"training", "", 60, 4, 0.7790, 1.2137, 0.1020},
+      {"weights", "", 10, 1, 0.9990, 1.0001, 0.0000},
+      {"decode", "llama_cpp", 10, 1, 0.8392, 2.9182, 0.1100},
+      {"decode", "vllm", 6, 1, 1.0419, 3.0710, 0.5390},
+      {"training", "megatron", 10, 1, 0.8750, 1.3209, 0.0720},
+      {"training", "pytorch_fsdp", 47, 2, 0.7873, 1.1468, 0.1020},
+  };
+  return bands;
+}
+
+const ErrorBand* BandFor(const std::string& kind, const std::string& framework) {
+  const ErrorBand* general = nullptr;
+  for (const ErrorBand& b : ErrorBands()) {
+    if (kind != b.kind) continue;
+    if (framework == b.framework && !framework.empty()) return &b;
+    if (std::strlen(b.framework) == 0) general = &b;
+  }
+  return general;
+}
+
+void AddBands(const Request& r, Estimate* e) {
+  const std::string framework = r.framework != nullptr ? r.framework->id : "";
+  const auto put = [&](const char* kind, const std::string& ptr, double v, bool rate) {
+    const ErrorBand* b = BandFor(kind, framework);
+    if (b == nullptr || !(v > 0)) return;
+    char basis[320];
+    std::snprintf(basis, sizeof basis,
+                  "%d published measurements of %s in %d source%s%s%s: the estimate was %+.0f%% "
+                  "to %+.0f%% off the measured value (%s); median error %.0f%%",
+                  b->cases, kind, b->groups, b->groups == 1 ? "" : "s",
+                  std::strlen(b->framework) > 0 ? ", on " : "", b->framework, 100 * (b->low - 1),
+                  100 * (b->high - 1), b->cases >= 20 ? "5th to 95th percentile" : "all of them",
+                  100 * (std::exp(b->median_abs) - 1));
+    // measured = predicted / (predicted / measured)
+    e->bands[ptr] = rate ? FigureBand{v / b->high, v / b->low, basis}
+                         : FigureBand{v * b->low, v * b->high, basis};
+  };
+  // The memory cases measured what PyTorch's allocator saw (the total less the runtime): the
+  // band moves that part, and the runtime is added back as estimated.
+  const double runtime = e->memory.per_gpu.runtime;
+  put("memory", "/memory/total_bytes", e->total_bytes - runtime, true);
+  if (e->bands.count("/memory/total_bytes") > 0) {
+    e->bands["/memory/total_bytes"].low += runtime;
+    e->bands["/memory/total_bytes"].high += runtime;
+  }
+  put("weights", "/memory/per_gpu_bytes/weights", e->memory.per_gpu.weights, true);
+  if (e->has_training) {
+    const TrainingPerf& t = e->training;
+    put("training", "/performance/training/tokens_per_s", t.tokens_per_s, true);
+    put("training", "/performance/training/tokens_per_s_per_gpu", t.tokens_per_s_per_gpu, true);
+    put("training", "/performance/training/time_s", t.time_s, false);
+    put("training", "/performance/training/gpu_hours", t.gpu_hours, false);
+    if (e->cost.priced) put("training", "/cost/usd_total", e->cost.usd_total, false);
+  }
+  if (e->has_serving) {
+    const InferencePerf& p = e->serving.at_request;
+    put("decode", "/performance/inference/decode_tokens_per_s_total", p.decode_tokens_per_s_total,
+        true);
+    put("decode", "/performance/inference/decode_tokens_per_s_per_seq",
+        p.decode_tokens_per_s_per_seq, true);
+    put("decode", "/performance/inference/tpot_ms", p.tpot_s * 1e3, false);
+  }
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// Error bands (MISSION M28): how far published measurements have been from the estimate, per
+// kind of figure and framework, and the range that puts around each reported figure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "physics/estimate.h"
+#include "physics/request.h"
+
+namespace gpuplan {
+
+/// Predicted / measured over the validation suite's scored cases of one kind: the 5th and 95th
+/// percentiles (the extremes under 20 cases).
+struct ErrorBand {
+  const char* kind;       ///< memory, weights, training, decode
+  const char* framework;  ///< "" = every case of the kind
+  int cases;
+  int groups;
+  double low;         ///< predicted / measured, low end
+  double high;        ///< predicted / measured, high end
+  double median_abs;  ///< median |log(predicted / measured)|
+};
+
+/// Every band, as `gpuplan validate` last computed them (error_bands.cpp says when).
+const std::vector<ErrorBand>& ErrorBands();
+/// The framework's own band of this kind when it has one, else the kind's; null when none.
+const ErrorBand* BandFor(const std::string& kind, const std::string& framework);
+
+/// Puts the range of each figure with a band on `e` (whose figures are final): measured =
+/// predicted / ratio, so a rate spans [v / high, v / low] and a duration [v x low, v x high].
+void AddBands(const Request& r, Estimate* e);
+
+}  // namespace gpuplan

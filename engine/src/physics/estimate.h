@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "physics/levers.h"
+#include "physics/memory_model.h"
+#include "physics/perf_model.h"
+#include "physics/reliability.h"
+#include "physics/request.h"
+
+namespace gpuplan {
+
+/// Board power of the job (issue 4 adds node overheads and site limits).
+struct PowerEstimate {
+  double gpu_watts = 0;
+  double node_watts = 0;   ///< boards plus the rest of the server
+  double total_watts = 0;  ///< the job's nodes (a partly used node counts its share)
+  int64_t nodes = 0;
+  int64_t nodes_per_rack = 0;  ///< under constraints.rack_power_w; 0 when not given
+};
+
+/// Share of a server's power beyond its GPU boards (CPUs, memory, NICs, fans, conversion):
+/// NVIDIA DGX H100 is rated 10.2 kW at most for 8 x 700 W of GPUs (0.82x), DGX A100 6.5 kW for
+/// 8 x 400 W (1.03x); 0.8x is assumed for every server.
+inline constexpr double kNodeOverheadFraction = 0.8;
+
+/// What the job costs at the card's (or the request's) price per GPU-hour.
+struct CostEstimate {
+  bool priced = false;  ///< false when neither the catalog nor the request gives a price
+  double usd_per_gpu_hour = 0;
+  double usd_per_hour = 0;
+  double usd_total = 0;  ///< training: the whole run; serving: not defined (0)
+  double usd_per_million_tokens = 0;
+};
+
+/// Serving figures at the requested concurrency plus the largest one that fits and meets the
+/// latency targets.
+struct ServingEstimate {
+  InferencePerf at_request;
+  int64_t max_concurrency = 0;  ///< per replica; 0 when even one sequence does not fit
+  bool meets_targets = true;
+  double max_throughput_tokens_per_s = 0;  ///< decode tokens/s at max_concurrency
+};
+
+/// What the request's framework profile adds (framework.h); `id` empty when none was given.
+struct FrameworkEstimate {
+  std::string id;
+  std::string name;
+  // Serving engines, on this card.
+  int64_t max_batched_tokens = 0;
+  int64_t max_seqs = 0;          ///< 0 = memory decides
+  double engine_bytes = 0;       ///< what the engine holds per GPU once started
+  double kv_pool_bytes = 0;      ///< the KV cache it sets aside per GPU
+  double kv_pool_tokens = 0;     ///< tokens of context that pool holds
+  double kv_pool_sequences = 0;  ///< prompt + output sequences that pool holds
+};
+
+/// A reported figure's likely range, from the validation residuals of its kind (error_bands.h).
+struct FigureBand {
+  double low = 0;
+  double high = 0;
+  std::string basis;  ///< the cases and percentiles behind it, in words
+};
+
+/// Everything `estimate` reports for one fixed setup.
+struct Estimate {
+  ParamCounts params;
+  MemoryResult memory;
+  double capacity_bytes = 0;
+  double total_bytes = 0;
+  double total_with_headroom_bytes = 0;
+  bool fits = false;
+  double host_ram_bytes = 0;  ///< per node
+  int64_t gpus_per_node_used = 1;
+  PowerEstimate power;
+  bool has_training = false;
+  TrainingPerf training;
+  ReliabilityEstimate reliability;  ///< with has_training
+  bool has_serving = false;
+  ServingEstimate serving;
+  CostEstimate cost;
+  FrameworkEstimate framework;
+  std::map<std::string, FigureBand> bands;  ///< keyed by the result's JSON pointer
+  std::vector<Note> infeasible;
+  std::vector<Note> warnings;
+  std::map<std::string, Explanation> explain;  ///< keyed by the result's JSON pointer
+  std::vector<Lever> levers;                   ///< memory-saving changes, best saving first
+};
+
+/// The per-GPU memory of a setup and whether it fits, without performance, levers or
+/// explanations: the quick check the levers and the planner run many times.
+struct FitCheck {
+  double total_bytes = 0;
+  double total_with_headroom_bytes = 0;
+  bool layout_ok = true;  ///< no infeasibility other than memory
+  bool fits = false;
+};
+FitCheck CheckFit(const Request& r, const ParamCounts& c);
+
+/// Evaluates one validated request. Pure: no I/O, no clock. `with_levers` also evaluates
+/// each memory-saving lever on its own (MISSION M8).
+Estimate EstimateSetup(const Request& r, bool with_levers = true);
+
+}  // namespace gpuplan

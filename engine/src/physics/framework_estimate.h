@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+// The estimate's framework part (framework.h): kept apart so the page's build can compile it
+// for size, off the planner's hot path but for KvPool.
+#pragma once
+
+#include "physics/estimate.h"
+#include "physics/request.h"
+
+namespace gpuplan {
+
+/// The KV cache the request's serving engine sets aside per GPU for this breakdown; the
+/// breakdown's own KV cache when no engine was named.
+double KvPool(const Request& r, const MemoryBreakdown& b);
+
+/// The profile's figures on `e` (which holds the memory): a serving engine's defaults on
+/// this card, its KV pool, and whether the request's KV cache fits in it.
+void AddFramework(const Request& r, Estimate* e);
+
+}  // namespace gpuplan

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "model/hardware.h"
+#include "model/model_spec.h"
+#include "model/parallelism.h"
+#include "model/workload.h"
+#include "stacks/framework.h"
+
+namespace gpuplan {
+
+/// Bytes on the most loaded GPU, in the contract's seven parts.
+struct MemoryBreakdown {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer_states = 0;
+  double activations = 0;  ///< saved for backward (training) or transient (inference), logits too
+  double kv_cache = 0;
+  double buffers = 0;  ///< all-gather, dequantisation and communication buffers
+  double runtime = 0;  ///< CUDA context, framework reserve, NCCL, allocator slack
+
+  /// What torch.cuda.max_memory_allocated() would count: every part but runtime.
+  double Allocated() const {
+    return weights + gradients + optimizer_states + activations + kv_cache + buffers;
+  }
+  double Total() const { return Allocated() + runtime; }
+};
+
+/// Everything the memory model needs; references stay owned by the caller.
+struct MemoryInput {
+  const ModelSpec& model;
+  const ParamCounts& params;
+  const Workload& workload;
+  const Precision& precision;
+  Optimizer optimizer;
+  const MemoryTechniques& techniques;
+  const Parallel& parallel;
+  const GpuSpec& gpu;
+  const RuntimeOptions& runtime;
+  bool with_detail = true;    ///< false skips MemoryResult::detail (the planner's quick checks)
+  double modelled_scale = 1;  ///< calibration: multiplies activations and buffers
+  const FrameworkProfile* framework = nullptr;  ///< its overheads; null = generic PyTorch
+};
+
+/// The memory estimate with the working behind each figure.
+struct MemoryResult {
+  MemoryBreakdown per_gpu;
+  int64_t stage = 0;                     ///< the pipeline stage reported (the most loaded one)
+  std::map<std::string, double> detail;  ///< sub-items, e.g. "activations.logits"
+  double offloaded_bytes_per_gpu = 0;    ///< state moved to host memory (offload, paged optimizer)
+  std::map<std::string, Explanation> explain;  ///< keyed by JSON pointer under /memory
+  std::vector<Note> warnings;
+};
+
+/// Memory per GPU for one fixed setup; pure function of its input.
+MemoryResult EstimateMemory(const MemoryInput& in);
+
+/// Trainable parameters LoRA adds for a target set and rank (whole model).
+int64_t LoraParams(const ModelSpec& m, const LoraTargets& t, int64_t rank);
+
+}  // namespace gpuplan

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+// Roofline-style time model. Each constant that is not physics is an assumption or a fit; the
+// fits are on ../shared/dev-cases (tests/reference/perf_cases.json) and documented where they
+// are set, with their leave-one-group-out error in the README.
+#include "physics/perf_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/units.h"
+#include "physics/memory_model.h"
+
+namespace gpuplan {
+namespace {
+
+double D(int64_t v) { return static_cast<double>(v); }
+
+// The dense peak the matmuls of a workload run at: the weights' compute type, falling back to
+// the card's best 16-bit units when it has no units for it (a warning says so).
+double MatmulPeak(const GpuSpec& g, WeightFormat w, bool training) {
+  const double half = g.bf16_flops > 0 ? g.bf16_flops : g.fp16_flops;
+  switch (w) {
+    case WeightFormat::kFp32:
+      return g.fp32_flops > 0 ? g.fp32_flops : half / 8;
+    case WeightFormat::kTf32:
+      return g.tf32_flops > 0 ? g.tf32_flops : (g.fp32_flops > 0 ? g.fp32_flops : half / 8);
+    case WeightFormat::kFp16:
+      return g.fp16_flops > 0 ? g.fp16_flops : half;
+    case WeightFormat::kFp8:
+      return g.fp8_flops > 0 ? g.fp8_flops : half;
+    default:
+      // Training on quantised bases and weight-only quantised serving compute in 16 bits.
+      (void)training;
+      return half;
+  }
+}
+
+double Bf16Peak(const GpuSpec& g) { return g.bf16_flops > 0 ? g.bf16_flops : g.fp16_flops; }
+
+double IntraNodeBandwidth(const GpuSpec& g) {
+  // A card without a stated link talks over PCIe 3 x16 (16 GB/s per direction).
+  return (g.intra_node_bytes_per_s > 0 ? g.intra_node_bytes_per_s : 16 * kGB) * kLinkEfficiency;
+}
+
+// A ring collective spanning nodes runs one ring per NIC, and each ring crosses a node
+// boundary once: the node's network carries it, forwarded inside the node over the GPU links.
+// Each GPU therefore sees min(its link, the node's network bandwidth), shared by the
+// `groups` collectives of the node that run at the same time (one per model-parallel rank).
+double InterNodeBandwidth(const GpuSpec& g, int64_t groups) {
+  const double per_gpu = g.inter_node_bytes_per_s > 0
+                             ? g.inter_node_bytes_per_s
+                             : 12.5 * kGB / D(std::max<int64_t>(1, g.gpus_per_node));
+  const double node = per_gpu * D(std::max<int64_t>(1, g.gpus_per_node)) * kLinkEfficiency;
+  return std::min(IntraNodeBandwidth(g), node / D(std::max<int64_t>(1, groups)));
+}
+
+// A collective's small-message latency over n ranks: it grows with log2(n).
+double CollectiveLatency(int64_t n, bool pcie) {
+  return (kAllReduceLatencyBase + kAllReduceLatencyPerDoubling * std::log2(D(n))) *
+         (pcie ? kPcieLatencyFactor : 1);
+}
+
+// Ring all-reduce of `bytes` over n ranks: the latency, then 2 (n-1)/n x bytes through each
+// rank's link.
+double AllReduceSeconds(double bytes, int64_t n, double bandwidth, bool pcie) {
+  if (n <= 1) return 0;
+  return CollectiveLatency(n, pcie) + 2 * D(n - 1) / D(n) * bytes / bandwidth;
+}
+
+// All-to-all of `bytes` per rank over n ranks (expert dispatch or combine): (n-1)/n of them
+// leave the GPU, after the same latency.
+double AllToAllSeconds(double bytes, int64_t n, double bandwidth, bool pcie) {
+  if (n <= 1) return 0;
+  return CollectiveLatency(n, pcie) + D(n - 1) / D(n) * bytes / bandwidth;
+}
+
+// NVLink, Infinity Fabric and the like, or PCIe (and anything across nodes).
+bool SlowLink(const GpuSpec& g, int64_t group) {
+  return group > g.gpus_per_node || g.intra_node_kind.rfind("pcie", 0) == 0 ||
+         g.intra_node_kind.empty();
+}
+
+// An expert-parallel group: ep ranks tp apart (Megatron carves it from the data-parallel
+// ranks), inside a node while ep x tp fits one; across nodes every GPU uses its share of the
+// node's network, all at once.
+double EpBandwidth(const GpuSpec& g, const Parallel& p) {
+  return p.ep * p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g)
+                                        : InterNodeBandwidth(g, g.gpus_per_node);
+}
+
+}  // namespace
+
+Efficiencies DefaultEfficiencies(const GpuSpec& gpu) {
+  // Fitted per generation on the published training and decode measurements of
+  // ../shared/dev-cases (see tests/reference/perf_cases.json and the README's accuracy
+  // section for the fit and its leave-one-group-out error). Generations without a measurement
+  // borrow the nearest measured one, and say so.
+  Efficiencies e;
+  const std::string& gen = gpu.generation;
+  if (gen == "hopper" || gen == "blackwell") {
+    e.train_compute = 0.45;
+    e.decode_bandwidth = 0.66;
+    e.prefill_compute = 0.45;
+    e.basis = gen == "hopper" ? "fitted on H100 training runs (llm-foundry)"
+                              : "no Blackwell measurement: Hopper's fitted values";
+  } else if (gen == "ampere" || gen == "ada") {
+    e.train_compute = 0.58;
+    e.decode_bandwidth = 0.66;
+    e.prefill_compute = 0.58;
+    e.basis = gen == "ampere" ? "fitted on A100 training runs and decode benchmarks"
+                              : "fitted on A100 training and RTX 4090 decode benchmarks";
+  } else {
+    e.train_compute = 0.45;
+    e.decode_bandwidth = 0.65;
+    e.prefill_compute = 0.45;
+    e.basis = "no measurement for this generation: a conservative default";
+  }
+  // FP8 training: llm-foundry's MPT-3B runs on H100 gain 1.15-1.18x over bf16 for a 2x fp8
+  // peak: 0.16 of the peak's extra.
+  e.fp8_factor = 0.16;
+  return e;
+}
+
+TrainingFlops TrainingFlopsPerToken(const Request& r, const ParamCounts& c) {
+  const ModelSpec& m = r.model;
+  const Workload& w = r.workload;
+  TrainingFlops f;
+  // Parameters in matmuls: the token table is a lookup, unless it doubles as the tied head.
+  f.matmul_params = D(c.active) - D(c.embedding) + (m.tied_embeddings ? D(m.vocab * m.hidden) : 0);
+  // Attention scores and their weighted sum: 2 s (q + o widths) FLOPs per token and layer
+  // forward, x3 for forward and backward: llm-foundry's 12 L d s for d-wide attention.
+  const double attention_fwd =
+      2 * D(m.layers) * m.CausalAttended(D(w.seq_len)) * D(m.QueryWidth() + m.AttnOutWidth());
+  const bool peft = w.IsPeft();
+  // Frozen bases compute no weight gradients: forward 2N + input gradients 2N (PEFT); full
+  // training adds 2N of weight gradients (Kaplan et al. 2020: 6N).
+  const double adapters = peft ? D(LoraParams(m, w.lora_targets, w.lora_rank)) : 0;
+  f.model_per_token = (peft ? 4 : 6) * f.matmul_params + 6 * adapters + 3 * attention_fwd;
+  f.hardware_per_token = f.model_per_token;
+  if (r.techniques.recompute == Recompute::kFull) {
+    f.hardware_per_token += 2 * f.matmul_params + attention_fwd;  // one more forward
+  } else if (r.techniques.recompute == Recompute::kSelective && !r.techniques.flash_attention) {
+    f.hardware_per_token += attention_fwd;  // the attention core again
+  }
+  return f;
+}
+
+TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
+  const Parallel& p = r.parallel;
+  const Workload& w = r.workload;
+  const GpuSpec& g = r.gpu;
+  const ModelSpec& m = r.model;
+  const Efficiencies eff = DefaultEfficiencies(g);
+  TrainingPerf t;
+  t.flops = TrainingFlopsPerToken(r, c);
+  t.peak_flops = MatmulPeak(g, r.precision.weights, true);
+  t.efficiency = eff.train_compute;
+  if (r.precision.weights == WeightFormat::kFp8 && g.fp8_flops > 0 && Bf16Peak(g) > 0) {
+    // FP8 gains a fraction of its peak's advantage over bf16 (fp8_factor); a card whose fp8
+    // peak equals its bf16 peak gains nothing, and fp8 is never slower than bf16.
+    const double ratio = g.fp8_flops / Bf16Peak(g);
+    const double achieved = Bf16Peak(g) * eff.train_compute * (1 + eff.fp8_factor * (ratio - 1));
+    t.efficiency = achieved / g.fp8_flops;
+  }
+  const CalibrationFactors& cal = r.calibration;
+  t.efficiency = std::min(1.0, t.efficiency * cal.compute);
+  const double achieved = t.peak_flops * t.efficiency;
+  const bool fp32 =
+      r.precision.weights == WeightFormat::kFp32 || r.precision.weights == WeightFormat::kTf32;
+  const double act_bytes = fp32 ? 4 : 2;
+  const int64_t dp = std::max<int64_t>(1, p.Dp());
+  const int64_t micro_batches = std::max<int64_t>(1, w.grad_accum);
+  const double tokens_per_micro = D(w.micro_batch) * D(w.seq_len);
+
+  // The busiest pipeline stage sets the pace: ceil(L/pp) layers on the first, the rest plus
+  // the head's matmul on the last.
+  const double head =
+      (w.IsPeft() ? 4 : 6) * D(m.vocab) * D(m.hidden) +
+      (r.techniques.recompute == Recompute::kFull ? 2 : 0) * D(m.vocab) * D(m.hidden);
+  const double per_layer = (t.flops.hardware_per_token - head) / D(m.layers);
+  const double first_layers = std::ceil(D(m.layers) / D(p.pp));
+  const double last_layers = std::max(0.0, D(m.layers) - D(p.pp - 1) * first_layers);
+  const double busiest = p.pp == 1
+                             ? t.flops.hardware_per_token
+                             : std::max(first_layers * per_layer, last_layers * per_layer + head);
+  const double micro_ideal =
+      t.flops.hardware_per_token * tokens_per_micro / D(p.tp * p.pp * p.cp) / achieved;
+  const double micro_stage = busiest * tokens_per_micro / D(p.tp * p.cp) / achieved;
+  t.compute_s = micro_ideal * D(micro_batches);
+  // 1F1B pipeline: p - 1 micro-batch slots of fill and drain (Narayanan et al. 2021), plus the
+  // busiest stage's excess over a balanced split.
+  t.bubble_s = micro_stage * D(p.pp - 1) + (micro_stage - micro_ideal) * D(micro_batches);
+
+  // Tensor parallel: two all-reduces of the b x s x h activations per layer forward, two
+  // backward, two more when full recomputation repeats the forward (Megatron-LM); on the
+  // intra-node link when the tp group fits in a node.
+  t.tp_bandwidth = cal.interconnect *
+                   (p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g, 1));
+  if (p.tp > 1) {
+    const double bytes = tokens_per_micro / D(p.cp) * D(m.hidden) * act_bytes;
+    const int calls = r.techniques.recompute == Recompute::kFull ? 6 : 4;
+    t.tp_comm_s = D(micro_batches) * first_layers * calls *
+                  AllReduceSeconds(bytes, p.tp, t.tp_bandwidth, SlowLink(g, p.tp));
+  }
+
+  // Expert parallel: every MoE layer sends each token's hidden state to its k experts' ranks
+  // and back (dispatch and combine), forward and again backward, and once more when full
+  // recomputation repeats the forward (GShard; DeepSpeed-MoE); not overlapped here.
+  if (p.ep > 1 && m.IsMoe() && c.moe_layers > 0) {
+    const double tokens = tokens_per_micro / D(p.cp) / (p.sequence_parallel ? D(p.tp) : 1);
+    const double bytes = tokens * D(m.moe.experts_per_token) * D(m.hidden) * act_bytes;
+    const int calls = r.techniques.recompute == Recompute::kFull ? 6 : 4;
+    const double stage_moe_layers = std::ceil(D(c.moe_layers) / D(p.pp));
+    t.ep_comm_s = D(micro_batches) * stage_moe_layers * calls *
+                  AllToAllSeconds(bytes, p.ep, cal.interconnect * EpBandwidth(g, p),
+                                  SlowLink(g, p.ep * p.tp));
+  }
+
+  // Data parallel: gradients all-reduced once a step (ZeRO-0/1), reduce-scattered plus
+  // parameters all-gathered (ZeRO-2: same volume), or parameters all-gathered twice and
+  // gradients reduce-scattered every micro-batch (ZeRO-3/FSDP: 1.5x, ZeRO paper section 7).
+  // Across nodes the tp x pp data-parallel groups of a node share its network.
+  t.dp_crosses_nodes = p.gpus > g.gpus_per_node;
+  const int64_t groups_per_node = std::min(p.tp * p.pp, g.gpus_per_node);
+  t.dp_bandwidth = cal.interconnect * (t.dp_crosses_nodes ? InterNodeBandwidth(g, groups_per_node)
+                                                          : IntraNodeBandwidth(g));
+  if (p.ShardGroup() > 1) {
+    const int64_t n = p.ShardGroup();
+    const double shard_params = D(c.total) / D(p.tp * p.pp);
+    const double trainable =
+        w.IsPeft() ? D(LoraParams(m, w.lora_targets, w.lora_rank)) / D(p.tp * p.pp) : shard_params;
+    // Gathered weights travel in their storage format (a QLoRA base in 4 bits); gradients in
+    // the compute type (fp32 adapters in 4 bytes).
+    const double weight_bytes =
+        fp32 ? 4
+             : (IsFloatTrainable(r.precision.weights)
+                    ? 2
+                    : Bits(r.precision.weights, r.precision.quant).bits_per_weight / 8);
+    const double grad_bytes = fp32 || (w.IsPeft() && r.precision.adapters_fp32) ? 4 : 2;
+    const double ring = D(n - 1) / D(n);
+    if (p.zero >= 3) {
+      t.dp_comm_s = D(micro_batches) * ring *
+                    (2 * shard_params * weight_bytes + trainable * grad_bytes) / t.dp_bandwidth;
+    } else {
+      t.dp_comm_s = 2 * ring * trainable * grad_bytes / t.dp_bandwidth;
+    }
+    // Buckets are reduced while backward runs: under ZeRO-0/1/2 once a step, during the last
+    // micro-batch's backward (2/3 of its compute); under ZeRO-3 every micro-batch, whose
+    // gathers also prefetch during forward. Only what outlasts that is exposed.
+    const double hidden_behind = p.zero >= 3 ? micro_stage * D(micro_batches) : micro_stage * 2 / 3;
+    t.dp_exposed_s = std::max(0.0, t.dp_comm_s - hidden_behind);
+  }
+
+  t.step_s = t.compute_s + t.bubble_s + t.tp_comm_s + t.ep_comm_s + t.dp_exposed_s;
+  t.tokens_per_step = tokens_per_micro * D(micro_batches) * D(dp);
+  t.tokens_per_s = t.step_s > 0 ? t.tokens_per_step / t.step_s : 0;
+  t.tokens_per_s_per_gpu = t.tokens_per_s / D(p.gpus);
+  t.mfu = t.flops.model_per_token * t.tokens_per_s / (D(p.gpus) * Bf16Peak(g));
+  t.achieved_tflops_per_gpu = t.flops.hardware_per_token * t.tokens_per_s_per_gpu / kTera;
+  t.scaling_efficiency = t.step_s > 0 ? t.compute_s / t.step_s : 0;
+  t.tokens = w.tokens;
+  t.time_s = t.tokens_per_s > 0 ? t.tokens / t.tokens_per_s : 0;
+  t.gpu_hours = t.time_s * D(p.gpus) / 3600;
+  return t;
+}
+
+InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
+                                double weight_bytes_read, double kv_bytes_per_token) {
+  const ModelSpec& m = r.model;
+  const Workload& w = r.workload;
+  const Parallel& p = r.parallel;
+  const GpuSpec& g = r.gpu;
+  const Efficiencies eff = DefaultEfficiencies(g);
+  InferencePerf out;
+  const double batch = D(concurrency);
+  const double tp = D(p.tp);
+  const double peak = MatmulPeak(g, r.precision.weights, false);
+  const CalibrationFactors& cal = r.calibration;
+  const double bandwidth =
+      g.mem_bandwidth_bytes_per_s * std::min(1.0, eff.decode_bandwidth * cal.bandwidth);
+  const double prefill_eff = std::min(1.0, eff.prefill_compute * cal.compute);
+  const double matmul_params =
+      D(c.active) - D(c.embedding) + (m.tied_embeddings ? D(m.vocab * m.hidden) : 0);
+  const double qo_width = D(m.QueryWidth() + m.AttnOutWidth());
+  const double tp_bw = cal.interconnect *
+                       (p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g, 1));
+
+  // Decode: a token passes every stage, reading each tensor-parallel rank's weights (MoE:
+  // only the experts the batch routes to) and the batch's KV cache.
+  double weights = weight_bytes_read;
+  if (m.IsMoe() && c.moe_layers > 0) {
+    const double ep = D(p.ep);
+    const double experts = D(m.moe.experts) / ep;
+    const double k = D(m.moe.experts_per_token);
+    // Distinct experts a batch touches: E (1 - (1 - k/E)^B) of this GPU's E.
+    const double touched = experts * (1 - std::pow(1 - std::min(1.0, k / D(m.moe.experts)), batch));
+    // This GPU holds 1/ep of the experts and all the rest.
+    const double all_experts = D(c.moe_layers) * D(c.moe_layer.expert_linear);
+    const double local = all_experts / ep;
+    const double share = local / std::max(1.0, D(c.total) - all_experts + local);
+    weights *= (1 - share) + share * std::min(1.0, touched / experts);
+  }
+  const double context = D(w.prompt_tokens) + D(w.output_tokens) / 2;  // average over decode
+  // Sliding-window layers read and attend to at most the window.
+  const double attended = m.AttendedContext(context);
+  const double kv = kv_bytes_per_token * attended * batch;
+  out.bytes_per_step = weights + kv;
+  out.flops_per_step = batch * (2 * matmul_params + 2 * D(m.layers) * attended * qo_width) / tp;
+  const double mem_s = out.bytes_per_step / bandwidth;
+  const double comp_s = out.flops_per_step / (peak * prefill_eff);
+  out.compute_bound = comp_s > mem_s;
+  // Two all-reduces of the batch's hidden state per layer (attention and MLP outputs).
+  out.tp_comm_s =
+      p.tp > 1 ? 2 * D(m.layers) *
+                     AllReduceSeconds(batch * D(m.hidden) * 2, p.tp, tp_bw, SlowLink(g, p.tp))
+               : 0;
+  // Expert parallel: a dispatch and a combine of the batch per MoE layer.
+  const double ep_bw = (p.ep > 1 && m.IsMoe()) ? r.calibration.interconnect * EpBandwidth(g, p) : 0;
+  const auto ep_seconds = [&](double tokens) {
+    return ep_bw > 0 ? 2 * D(c.moe_layers) *
+                           AllToAllSeconds(tokens * D(m.moe.experts_per_token) * D(m.hidden) * 2,
+                                           p.ep, ep_bw, SlowLink(g, p.ep * p.tp))
+                     : 0;
+  };
+  out.ep_comm_s = ep_seconds(batch);
+  out.tpot_s = std::max(mem_s, comp_s) + out.tp_comm_s + out.ep_comm_s;
+  out.decode_tokens_per_s_per_seq = out.tpot_s > 0 ? 1 / out.tpot_s : 0;
+  out.decode_tokens_per_s_total = batch * out.decode_tokens_per_s_per_seq;
+
+  // Prefill of one prompt: 2N FLOPs per token plus causal attention, P^2 (q + o widths) per
+  // layer; compute-bound, but never faster than reading the weights once.
+  const double prompt = D(w.prompt_tokens);
+  const double prefill_flops =
+      (2 * matmul_params * prompt + D(m.layers) * prompt * m.CausalAttended(prompt) * qo_width) /
+      tp;
+  const double prefill_comm =
+      p.tp > 1 ? 2 * D(m.layers) *
+                     AllReduceSeconds(prompt * D(m.hidden) * 2, p.tp, tp_bw, SlowLink(g, p.tp))
+               : 0;
+  out.ttft_s = std::max(prefill_flops / (peak * prefill_eff), weights / bandwidth) + prefill_comm +
+               ep_seconds(prompt);
+  out.prefill_tokens_per_s = out.ttft_s > 0 ? prompt / out.ttft_s : 0;
+  return out;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+// Time and throughput: training steps (compute, tensor- and data-parallel communication,
+// pipeline bubble) and serving (prefill, decode, latency). Pure functions of the request.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model/model_spec.h"
+#include "physics/request.h"
+
+namespace gpuplan {
+
+/// Achievable fractions of a card's peaks, per card generation (perf_model.cpp documents each
+/// value's fit or source).
+struct Efficiencies {
+  double train_compute = 0.5;     ///< of dense peak, for a training step's hardware FLOPs
+  double fp8_factor = 0.6;        ///< fp8 training runs at this fraction of the fp8 peak's gain
+  double decode_bandwidth = 0.7;  ///< of memory bandwidth while decoding
+  double prefill_compute = 0.5;   ///< of dense peak while prefilling
+  std::string basis;              ///< where the figures come from, in words
+};
+
+/// The defaults for a card (by its generation).
+Efficiencies DefaultEfficiencies(const GpuSpec& gpu);
+
+/// FLOPs of the model per token (contract: 6N plus the attention term; recomputation excluded).
+struct TrainingFlops {
+  double matmul_params = 0;       ///< N: active parameters that take part in matmuls
+  double model_per_token = 0;     ///< what MFU counts
+  double hardware_per_token = 0;  ///< what the GPUs execute (recomputation included)
+};
+TrainingFlops TrainingFlopsPerToken(const Request& r, const ParamCounts& c);
+
+/// A training step and the run.
+struct TrainingPerf {
+  TrainingFlops flops;
+  double peak_flops = 0;    ///< per GPU, in the precision the matmuls run in
+  double efficiency = 0;    ///< fraction of that peak the compute achieves
+  double compute_s = 0;     ///< per step, all micro-batches, per GPU
+  double bubble_s = 0;      ///< pipeline fill and drain per step
+  double tp_comm_s = 0;     ///< tensor-parallel all-reduces per step (not overlapped)
+  double ep_comm_s = 0;     ///< expert-parallel all-to-alls per step (not overlapped)
+  double dp_comm_s = 0;     ///< data-parallel / ZeRO traffic per step
+  double dp_exposed_s = 0;  ///< the part not hidden behind compute
+  double step_s = 0;
+  double tokens_per_step = 0;
+  double tokens_per_s = 0;  ///< whole job
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;                      ///< model FLOPs / (gpus x dense bf16 peak)
+  double achieved_tflops_per_gpu = 0;  ///< hardware FLOPs executed per second per GPU / 10^12
+  double scaling_efficiency = 0;       ///< compute_s / step_s
+  double tokens = 0;                   ///< the run's tokens
+  double time_s = 0;
+  double gpu_hours = 0;
+  bool dp_crosses_nodes = false;
+  double dp_bandwidth = 0;  ///< bytes/s per GPU used for data-parallel traffic
+  double tp_bandwidth = 0;  ///< bytes/s per GPU used for tensor-parallel traffic
+};
+TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c);
+
+/// Serving at a given concurrency.
+struct InferencePerf {
+  double prefill_tokens_per_s = 0;
+  double ttft_s = 0;
+  double tpot_s = 0;
+  double decode_tokens_per_s_per_seq = 0;
+  double decode_tokens_per_s_total = 0;
+  double bytes_per_step = 0;   ///< weights and KV cache read per decode step, per GPU
+  double flops_per_step = 0;   ///< per GPU
+  double tp_comm_s = 0;        ///< per decode step
+  double ep_comm_s = 0;        ///< expert-parallel all-to-alls per decode step
+  bool compute_bound = false;  ///< decode limited by compute rather than bandwidth
+};
+/// `weight_bytes_read`: the weights one tensor-parallel rank reads per token across all
+/// pipeline stages (the untied embedding table excluded: only the batch's rows are read);
+/// `kv_bytes_per_token`: the KV cache per token of context on that rank, all layers.
+InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
+                                double weight_bytes_read, double kv_bytes_per_token);
+
+/// NCCL's achievable share of a link's bandwidth (bus bandwidth / link), an assumption.
+inline constexpr double kLinkEfficiency = 0.8;
+/// Latency of one small all-reduce over n GPUs on NVLink: a + b log2(n) seconds, fitted on
+/// gpt-fast's A100 tensor-parallel decode (tp 2, 4, 8: 18.6, 24.7, 29 us per all-reduce
+/// beyond the weight reads; a = 12.5 us, b = 6.1 us). PCIe links take kPcieLatencyFactor
+/// times longer (mlc-llm's PCIe A100 rows: 2.6-3.1x the NVLink figures).
+inline constexpr double kAllReduceLatencyBase = 12.5e-6;
+inline constexpr double kAllReduceLatencyPerDoubling = 6.1e-6;
+inline constexpr double kPcieLatencyFactor = 3.0;
+
+}  // namespace gpuplan
