@@ -9,30 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "json/catalog_io.h"
-#include "json/request_io.h"
 #include "test_util.h"
 
 namespace gpuplan {
 namespace {
 
 using testing::Json;
+using testing::Parse;
 
-const json_io::LoadedCatalog& Catalog() {
-  static const json_io::LoadedCatalog cat = [] {
-    Diagnostics errors;
-    return json_io::LoadCatalog(EmbeddedGpusJson(), EmbeddedModelsJson(), &errors);
-  }();
-  return cat;
-}
-
-Request Parse(const Json& j) {
-  json_io::ParsedRequest parsed;
-  Diagnostics errors;
-  EXPECT_TRUE(json_io::ParseRequest(j.dump(), Catalog(), false, &parsed, &errors))
-      << (errors.empty() ? "" : errors[0].path + " " + errors[0].message);
-  return parsed.request;
-}
+const json_io::LoadedCatalog& Catalog() { return testing::ShippedCatalog(); }
 
 std::string Describe(const PlanChoice& c) {
   const Parallel& p = c.request.parallel;

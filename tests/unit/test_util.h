@@ -9,7 +9,9 @@
 
 #include "embedded_catalog.h"
 #include "gpuplan/api.h"
+#include "json/catalog_io.h"
 #include "json/hf_config.h"
+#include "json/request_io.h"
 #include "model/model_spec.h"
 
 namespace gpuplan::testing {
@@ -31,6 +33,25 @@ inline ModelSpec FromHf(const std::string& text) {
 inline const Engine& ShippedEngine() {
   static const Engine engine(EmbeddedGpusJson(), EmbeddedModelsJson());
   return engine;
+}
+
+/// The shipped catalog as the engine loads it.
+inline const json_io::LoadedCatalog& ShippedCatalog() {
+  static const json_io::LoadedCatalog cat = [] {
+    Diagnostics errors;
+    return json_io::LoadCatalog(EmbeddedGpusJson(), EmbeddedModelsJson(), &errors);
+  }();
+  return cat;
+}
+
+/// A request read as the engine reads it (every default filled in), failing the test on any
+/// error; the card may be left out.
+inline Request Parse(const Json& j) {
+  json_io::ParsedRequest parsed;
+  Diagnostics errors;
+  EXPECT_TRUE(json_io::ParseRequest(j.dump(), ShippedCatalog(), false, &parsed, &errors))
+      << (errors.empty() ? "" : errors[0].path + " " + errors[0].message);
+  return parsed.request;
 }
 
 /// Runs an estimate; returns the whole envelope.

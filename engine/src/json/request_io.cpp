@@ -10,6 +10,7 @@
 #include "json/calibration_io.h"
 #include "json/hf_config.h"
 #include "model/gguf.h"
+#include "stacks/profiles.h"
 
 namespace gpuplan::json_io {
 namespace {
@@ -186,7 +187,7 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
     // a whole batch of long prompts in one pass is what plain Hugging Face generate does.
     // A serving engine's chunk depends on the card (vLLM, SGLang): 0 leaves it to the
     // estimate, which knows the card (ApplyEngineDefaults).
-    const FrameworkProfile* fw = out->request.framework;
+    const StackProfile* fw = out->request.framework;
     const bool engine_chunk = fw != nullptr && fw->serving && !r.Has("prefill_chunk_tokens");
     const int64_t all = w.prompt_tokens * w.concurrency;
     w.prefill_chunk_limit = r.Has("prefill_chunk_tokens")
@@ -390,9 +391,10 @@ void ReadParallel(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   p.cp = r.IntOr("cp", 1, 1, 4096);
   p.ep = r.IntOr("ep", 1, 1, 4096);
   // FSDP shards fully once there is more than one data-parallel rank.
-  const FrameworkProfile* fw = out->request.framework;
+  const StackProfile* fw = out->request.framework;
   const int64_t dp = p.gpus / std::max<int64_t>(1, p.tp * p.pp * p.cp);
-  p.zero = static_cast<int>(r.IntOr("zero", fw != nullptr && dp > 1 ? fw->default_zero : 0, 0, 3));
+  p.zero = static_cast<int>(
+      r.IntOr("zero", fw != nullptr && dp > 1 ? fw->layouts.default_zero : 0, 0, 3));
   p.sequence_parallel = r.BoolOr("sequence_parallel", false);
   r.RejectUnknown();
 }
@@ -521,12 +523,12 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
   if (top.Has("framework")) {
     if (const auto id = top.Enum("framework", {"vllm", "sglang", "tensorrt_llm", "llama_cpp",
                                                "pytorch_fsdp", "deepspeed", "megatron"})) {
-      out->request.framework = FindFramework(*id);
+      out->request.framework = FindStack(*id);
       out->normalized["framework"] = *id;
     }
   }
   ReadWorkload(top.Raw("workload"), ctx, out);
-  if (const FrameworkProfile* fw = out->request.framework) {
+  if (const StackProfile* fw = out->request.framework) {
     const bool training = out->request.workload.IsTraining();
     if (fw->serving == training) {
       ctx.Error("framework_mismatch", "/framework",

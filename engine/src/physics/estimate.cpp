@@ -8,7 +8,7 @@
 
 #include "core/units.h"
 #include "physics/error_bands.h"
-#include "physics/framework_estimate.h"
+#include "physics/stack_figures.h"
 
 namespace gpuplan {
 namespace {
@@ -265,8 +265,10 @@ MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail =
   const Parallel safe = SafeLayout(r.parallel);
   RuntimeOptions runtime = r.runtime;
   if (r.calibration.allocator_slack >= 0) runtime.allocator_slack = r.calibration.allocator_slack;
-  const MemoryInput in{r.model, c,     r.workload, r.precision, r.optimizer,          r.techniques,
-                       safe,    r.gpu, runtime,    with_detail, r.calibration.memory, r.framework};
+  const StackProfile& stack = StackOf(r);
+  const MemoryInput in{
+      r.model, c,       r.workload,     r.precision,  r.optimizer, r.techniques,        safe,
+      r.gpu,   runtime, stack.training, stack.engine, with_detail, r.calibration.memory};
   return EstimateMemory(in);
 }
 
@@ -520,14 +522,13 @@ void AddCost(const Request& r, Estimate* e) {
 
 // A serving engine's prefill chunk depends on the card: the reader leaves 0 for it.
 bool NeedsEngineDefaults(const Request& r) {
-  return r.framework != nullptr && r.framework->serving && !r.workload.IsTraining() &&
-         r.workload.prefill_chunk_limit == 0;
+  return StackOf(r).serving && !r.workload.IsTraining() && r.workload.prefill_chunk_limit == 0;
 }
 
 Request WithEngineDefaults(const Request& r) {
   Request q = r;
   q.workload.prefill_chunk_limit =
-      DefaultsOn(*r.framework, r.gpu, SafeLayout(r.parallel)).max_batched_tokens;
+      DefaultsOn(StackOf(r).engine, r.gpu, SafeLayout(r.parallel)).max_batched_tokens;
   q.workload.SetConcurrency(q.workload.concurrency);
   return q;
 }
@@ -538,8 +539,7 @@ FitCheck CheckFit(const Request& r, const ParamCounts& c) {
   if (NeedsEngineDefaults(r)) return CheckFit(WithEngineDefaults(r), c);
   FitCheck f;
   f.layout_ok =
-      CheckLayout(r.model, r.parallel).empty() &&
-      (r.framework == nullptr || FrameworkLayoutProblem(*r.framework, r.parallel).empty());
+      CheckLayout(r.model, r.parallel).empty() && LayoutProblem(StackOf(r), r.parallel).empty();
   const MemoryBreakdown b = MemoryOf(r, c, /*with_detail=*/false).per_gpu;
   f.total_bytes = b.Total();
   f.total_with_headroom_bytes = f.total_bytes * (1 + r.headroom);
@@ -598,11 +598,8 @@ Estimate EstimateSetup(const Request& r, bool with_levers) {
   Estimate e;
   e.params = CountParams(r.model);
   e.infeasible = CheckLayout(r.model, r.parallel);
-  if (r.framework != nullptr) {
-    const std::string problem = FrameworkLayoutProblem(*r.framework, r.parallel);
-    if (!problem.empty())
-      e.infeasible.push_back(Note{"framework_layout", {}, problem, "/parallel"});
-  }
+  const std::string problem = LayoutProblem(StackOf(r), r.parallel);
+  if (!problem.empty()) e.infeasible.push_back(Note{"framework_layout", {}, problem, "/parallel"});
   e.memory = MemoryOf(r, e.params);
   e.capacity_bytes = r.gpu.memory_bytes;
   e.total_bytes = e.memory.per_gpu.Total();

@@ -46,7 +46,7 @@ struct ServingEstimate {
   double max_throughput_tokens_per_s = 0;  ///< decode tokens/s at max_concurrency
 };
 
-/// What the request's framework profile adds (framework.h); `id` empty when none was given.
+/// What the request's framework profile adds (stack_figures.h); `id` empty when none was given.
 struct FrameworkEstimate {
   std::string id;
   std::string name;

@@ -10,7 +10,7 @@
 #include "model/model_spec.h"
 #include "model/parallelism.h"
 #include "model/workload.h"
-#include "stacks/framework.h"
+#include "stacks/policy.h"
 
 namespace gpuplan {
 
@@ -42,9 +42,10 @@ struct MemoryInput {
   const Parallel& parallel;
   const GpuSpec& gpu;
   const RuntimeOptions& runtime;
-  bool with_detail = true;    ///< false skips MemoryResult::detail (the planner's quick checks)
-  double modelled_scale = 1;  ///< calibration: multiplies activations and buffers
-  const FrameworkProfile* framework = nullptr;  ///< its overheads; null = generic PyTorch
+  const TrainingPolicy& training;  ///< what the training stack keeps (stacks/policy.h)
+  const ServingPolicy& serving;    ///< what the serving engine adds
+  bool with_detail = true;         ///< false skips MemoryResult::detail (the planner's checks)
+  double modelled_scale = 1;       ///< calibration: multiplies activations and buffers
 };
 
 /// The memory estimate with the working behind each figure.

@@ -151,6 +151,7 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
   const GpuSpec& g = r.gpu;
   const ModelSpec& m = r.model;
   const Efficiencies eff = DefaultEfficiencies(g);
+  const TrainingPolicy& policy = StackOf(r).training;
   TrainingPerf t;
   t.flops = TrainingFlopsPerToken(r, c);
   t.peak_flops = MatmulPeak(g, r.precision.weights, true);
@@ -187,9 +188,14 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
       t.flops.hardware_per_token * tokens_per_micro / D(p.tp * p.pp * p.cp) / achieved;
   const double micro_stage = busiest * tokens_per_micro / D(p.tp * p.cp) / achieved;
   t.compute_s = micro_ideal * D(micro_batches);
-  // 1F1B pipeline: p - 1 micro-batch slots of fill and drain (Narayanan et al. 2021), plus the
-  // busiest stage's excess over a balanced split.
-  t.bubble_s = micro_stage * D(p.pp - 1) + (micro_stage - micro_ideal) * D(micro_batches);
+  // 1F1B and GPipe: p - 1 micro-batch slots of fill and drain (Narayanan et al. 2021); the
+  // interleaved schedule's slots are 1/v as long. Plus the busiest stage's excess over a
+  // balanced split.
+  const Pipeline& pipe = policy.pipeline;
+  const double fill = pipe.schedule == PipelineSchedule::kInterleaved
+                          ? micro_stage * D(p.pp - 1) / D(std::max<int64_t>(1, pipe.virtual_stages))
+                          : micro_stage * D(p.pp - 1);
+  t.bubble_s = fill + (micro_stage - micro_ideal) * D(micro_batches);
 
   // Tensor parallel: two all-reduces of the b x s x h activations per layer forward, two
   // backward, two more when full recomputation repeats the forward (Megatron-LM); on the
@@ -238,20 +244,37 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
                     : Bits(r.precision.weights, r.precision.quant).bits_per_weight / 8);
     const double grad_bytes = fp32 || (w.IsPeft() && r.precision.adapters_fp32) ? 4 : 2;
     const double ring = D(n - 1) / D(n);
+    // Without resharding after forward, ZeRO-3 gathers each unit once per micro-batch.
+    const double gathers = policy.gather.reshard_after_forward ? 2 : 1;
+    double overlapped = 0;  // the part of dp_comm_s the policy runs behind compute
     if (p.zero >= 3) {
       t.dp_comm_s = D(micro_batches) * ring *
-                    (2 * shard_params * weight_bytes + trainable * grad_bytes) / t.dp_bandwidth;
+                    (gathers * shard_params * weight_bytes + trainable * grad_bytes) /
+                    t.dp_bandwidth;
+      const double gather_s =
+          D(micro_batches) * ring * gathers * shard_params * weight_bytes / t.dp_bandwidth;
+      overlapped = policy.overlap.param_gather && policy.overlap.grad_reduce ? t.dp_comm_s
+                   : policy.overlap.param_gather                             ? gather_s
+                   : policy.overlap.grad_reduce ? t.dp_comm_s - gather_s
+                                                : 0;
     } else {
       t.dp_comm_s = 2 * ring * trainable * grad_bytes / t.dp_bandwidth;
+      overlapped = policy.overlap.grad_reduce ? t.dp_comm_s : 0;
     }
     // Buckets are reduced while backward runs: under ZeRO-0/1/2 once a step, during the last
     // micro-batch's backward (2/3 of its compute); under ZeRO-3 every micro-batch, whose
-    // gathers also prefetch during forward. Only what outlasts that is exposed.
+    // gathers also prefetch during forward. Only what outlasts that is exposed, and all of
+    // what the stack does not overlap.
     const double hidden_behind = p.zero >= 3 ? micro_stage * D(micro_batches) : micro_stage * 2 / 3;
-    t.dp_exposed_s = std::max(0.0, t.dp_comm_s - hidden_behind);
+    t.dp_exposed_s = overlapped == t.dp_comm_s
+                         ? std::max(0.0, t.dp_comm_s - hidden_behind)
+                         : (t.dp_comm_s - overlapped) + std::max(0.0, overlapped - hidden_behind);
   }
 
-  t.step_s = t.compute_s + t.bubble_s + t.tp_comm_s + t.ep_comm_s + t.dp_exposed_s;
+  // Overlapped tensor-parallel collectives (Megatron-Core's --tp-comm-overlap splits them into
+  // chunks pipelined with the GEMMs that produce and consume them) show only beyond compute.
+  t.tp_exposed_s = policy.overlap.tp_comm ? std::max(0.0, t.tp_comm_s - t.compute_s) : t.tp_comm_s;
+  t.step_s = t.compute_s + t.bubble_s + t.tp_exposed_s + t.ep_comm_s + t.dp_exposed_s;
   t.tokens_per_step = tokens_per_micro * D(micro_batches) * D(dp);
   t.tokens_per_s = t.step_s > 0 ? t.tokens_per_step / t.step_s : 0;
   t.tokens_per_s_per_gpu = t.tokens_per_s / D(p.gpus);

@@ -39,7 +39,8 @@ struct TrainingPerf {
   double efficiency = 0;    ///< fraction of that peak the compute achieves
   double compute_s = 0;     ///< per step, all micro-batches, per GPU
   double bubble_s = 0;      ///< pipeline fill and drain per step
-  double tp_comm_s = 0;     ///< tensor-parallel all-reduces per step (not overlapped)
+  double tp_comm_s = 0;     ///< tensor-parallel all-reduces per step
+  double tp_exposed_s = 0;  ///< the part not hidden behind compute (all unless overlapped)
   double ep_comm_s = 0;     ///< expert-parallel all-to-alls per step (not overlapped)
   double dp_comm_s = 0;     ///< data-parallel / ZeRO traffic per step
   double dp_exposed_s = 0;  ///< the part not hidden behind compute

@@ -11,7 +11,7 @@
 #include "model/parallelism.h"
 #include "model/workload.h"
 #include "physics/calibration_factors.h"
-#include "stacks/framework.h"
+#include "stacks/policy.h"
 
 namespace gpuplan {
 
@@ -48,7 +48,12 @@ struct Request {
   Constraints constraints;
   double usd_per_gpu_hour = -1;    ///< price override (request's pricing); < 0 = the card's
   CalibrationFactors calibration;  ///< from a measured run (calibrate); all 1 = none
-  const FrameworkProfile* framework = nullptr;  ///< the request's `framework`; null = generic
+  const StackProfile* framework = nullptr;  ///< the request's `framework`; null = none named
 };
+
+/// The policies the request runs under: its framework's, else plain PyTorch's.
+inline const StackProfile& StackOf(const Request& r) {
+  return r.framework != nullptr ? *r.framework : PlainPytorch();
+}
 
 }  // namespace gpuplan

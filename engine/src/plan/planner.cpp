@@ -145,12 +145,11 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
   }();
   for (int64_t n : counts) {
     if (count_first && cs.best) break;
-    const FrameworkProfile* fw = base.framework;
-    const bool model_parallel = fw == nullptr || fw->tensor_parallel;
+    const StackLayouts& layouts = StackOf(base).layouts;
     for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(n, g.gpus_per_node)); tp *= 2) {
       for (int64_t pp = 1; tp * pp <= n && pp <= base.model.layers; pp *= 2) {
         if (n % (tp * pp) != 0) continue;
-        if (!model_parallel && tp * pp > 1) continue;  // the stack runs data parallel only
+        if (!layouts.model_parallel && tp * pp > 1) continue;  // data parallel only
         const int64_t dp = n / (tp * pp);
         Parallel shape;
         shape.gpus = n;
@@ -161,10 +160,9 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
         if (batches.empty()) continue;
         std::vector<int64_t> zeros =
             dp > 1 ? std::vector<int64_t>{0, 1, 2, 3} : std::vector<int64_t>{0};
-        if (fw != nullptr)
-          zeros.erase(std::remove_if(zeros.begin(), zeros.end(),
-                                     [&](int64_t z) { return z > fw->max_zero; }),
-                      zeros.end());
+        zeros.erase(std::remove_if(zeros.begin(), zeros.end(),
+                                   [&](int64_t z) { return z > layouts.max_zero; }),
+                    zeros.end());
         if (opt.prune) {
           // Memory never shrinks as the micro-batch grows (activations, logits, and in-flight
           // micro-batches x micro-batch = min(pp x mb, batch / dp)): if no ZeRO stage and
@@ -252,8 +250,7 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
       q.parallel = Parallel{};
       q.parallel.gpus = tp;
       q.parallel.tp = tp;
-      if (base.framework != nullptr && base.framework->layer_split)
-        std::swap(q.parallel.tp, q.parallel.pp);
+      if (StackOf(base).engine.layer_split) std::swap(q.parallel.tp, q.parallel.pp);
       q.precision.weights = format;
       if (format == WeightFormat::kAwqInt4) q.precision.quant = {128, true};
       if (!CheckLayout(base.model, q.parallel).empty()) continue;

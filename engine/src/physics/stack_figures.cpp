@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "physics/framework_estimate.h"
+#include "physics/stack_figures.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,25 +18,47 @@ std::string Gib(double bytes) {
   return buf;
 }
 
+// The KV cache the engine sets aside per GPU, given the weights and everything else it holds
+// (activations, graphs, runtime), and the KV cache the request needs (kAsNeeded: that).
+double KvPoolBytes(const ServingPolicy& s, const GpuSpec& g, const Parallel& p, double weight_bytes,
+                   double other_bytes, double needed_kv_bytes) {
+  double pool = needed_kv_bytes;
+  switch (s.kv_budget) {
+    case KvBudget::kAsNeeded:
+      break;
+    case KvBudget::kShareOfCard:
+      pool = s.memory_fraction * g.memory_bytes - weight_bytes - other_bytes;
+      break;
+    case KvBudget::kCardMinusReserve:
+      pool = g.memory_bytes - DefaultsOn(s, g, p).reserve_bytes - weight_bytes;
+      break;
+    case KvBudget::kShareOfFree:
+      pool = s.memory_fraction * (g.memory_bytes - weight_bytes - other_bytes);
+      break;
+  }
+  return std::max(0.0, pool);
+}
+
 }  // namespace
 
 double KvPool(const Request& r, const MemoryBreakdown& b) {
-  if (r.framework == nullptr || !r.framework->serving) return b.kv_cache;
-  return KvPoolBytes(*r.framework, r.gpu, r.parallel, b.weights, b.Total() - b.weights - b.kv_cache,
+  const StackProfile& s = StackOf(r);
+  if (!s.serving) return b.kv_cache;
+  return KvPoolBytes(s.engine, r.gpu, r.parallel, b.weights, b.Total() - b.weights - b.kv_cache,
                      b.kv_cache);
 }
 
 // The framework profile's figures: a serving engine's defaults on this card, the KV pool it
 // sets aside, and whether the request's KV cache fits in it.
 void AddFramework(const Request& r, Estimate* e) {
-  if (r.framework == nullptr) return;
-  const FrameworkProfile& f = *r.framework;
+  if (r.framework == nullptr) return;  // no profile named: nothing of its own to report
+  const StackProfile& f = *r.framework;
   FrameworkEstimate& fe = e->framework;
   fe.id = f.id;
   fe.name = f.name;
   e->explain["/framework/name"] = {std::string(f.name) + "'s documented defaults", {}, f.Sources()};
   if (!f.serving || r.workload.IsTraining()) return;
-  const ServingDefaults d = DefaultsOn(f, r.gpu, r.parallel);
+  const ServingDefaults d = DefaultsOn(f.engine, r.gpu, r.parallel);
   fe.max_batched_tokens = r.workload.prefill_chunk_limit;
   fe.max_seqs = d.max_seqs;
   const MemoryBreakdown& b = e->memory.per_gpu;
@@ -53,14 +75,14 @@ void AddFramework(const Request& r, Estimate* e) {
   }
   auto& x = e->explain;
   x["/framework/kv_pool_bytes"] = {
-      f.kv_budget == KvBudget::kShareOfCard
+      f.engine.kv_budget == KvBudget::kShareOfCard
           ? "share x card memory - weights - everything else per GPU"
-      : f.kv_budget == KvBudget::kCardMinusReserve
+      : f.engine.kv_budget == KvBudget::kCardMinusReserve
           ? "card memory - reserve (activations, CUDA graphs) - weights"
-      : f.kv_budget == KvBudget::kShareOfFree
+      : f.engine.kv_budget == KvBudget::kShareOfFree
           ? "share x (card memory - weights - everything else)"
           : "the KV cache of the requested concurrency at prompt + output tokens",
-      {{"share", f.memory_fraction},
+      {{"share", f.engine.memory_fraction},
        {"reserve_bytes", d.reserve_bytes},
        {"weights_bytes", b.weights},
        {"other_bytes", b.Total() - b.weights - b.kv_cache}},

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The estimate's framework part (framework.h): kept apart so the page's build can compile it
-// for size, off the planner's hot path but for KvPool.
+// What the request's stack adds to the estimate (stacks/policy.h): a serving engine's own
+// settings on the card, the KV pool it preallocates, and whether the request fits in it.
+// Kept apart so the page's build can compile it for size, off the planner's hot path but
+// for KvPool.
 #pragma once
 
 #include "physics/estimate.h"

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+// Activations on one GPU of a stage: what training saves for backward (layers, in-flight
+// micro-batches, logits and loss), and serving's transient prefill working set and logits.
+#include <algorithm>
+
+#include "physics/stage.h"
+
+namespace gpuplan {
+namespace {
+
+struct ActivationTerms {
+  double replicated = 0;   ///< bytes per token per layer not split by tp (unless SP)
+  double sharded = 0;      ///< bytes per token per layer split by tp
+  double quadratic = 0;    ///< bytes per token per layer per context token (no flash attention)
+  double flash_stats = 0;  ///< flash attention's fp32 logsumexp per token (split by tp)
+};
+
+// Saved-for-backward tensors of one transformer layer, per token, following Korthikanti et al.
+// 2022 ("Reducing Activation Recomputation in Large Transformer Models", section 4.1), who
+// count s*b*h*(34 + 5*a*s/h) bytes for a GPT layer with dropout in 16-bit. Their terms, each
+// generalised: norm inputs 2h each; the QKV input 2h; Q and K 4h (here q and k widths, so GQA
+// and MLA shrink them); V 2h; the softmax output 2as (plus dropout mask as and output 2as);
+// the output projection input 2h; MLP input 2h; GeLU input 8h and output 8h (here the
+// intermediate width, and four tensors for a gated MLP: gate, up, act(gate), product); one
+// dropout mask h after attention and one after the MLP. The stack's policy adds what its code
+// keeps beyond that, op by op.
+ActivationTerms LayerActivationTerms(const ModelSpec& m, const SavedActivations& saved,
+                                     bool moe_layer, double a) {
+  ActivationTerms t;
+  const double h = D(m.hidden);
+  t.replicated += a * h * D(m.norms_per_layer);  // norm inputs
+  t.replicated += a * h;                         // QKV projection input (norm output)
+  t.replicated += a * h;                         // MLP input (norm output)
+  if (m.dropout) t.replicated += 2 * h;          // two 1-byte dropout masks
+  if (saved.norm_fp32_copy) t.replicated += 4 * h * D(m.norms_per_layer);
+  if (m.IsMla()) {
+    // Latents feeding the up-projections: c_kv (+ rope key) and c_q.
+    t.replicated += a * D(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim + m.mla.q_lora_rank);
+  }
+  // Repeating grouped K and V to every query head makes them query-wide (MLA already is).
+  const bool expand = saved.kv_expanded && !m.IsMla();
+  const double k_width = expand ? D(m.heads * m.head_dim) : D(m.KeyWidth());
+  const double v_width = expand ? D(m.heads * m.head_dim) : D(m.ValueWidth());
+  t.sharded += a * (D(m.QueryWidth()) + k_width + v_width);  // q, k, v
+  t.sharded += a * D(m.AttnOutWidth());  // attention output = output projection input
+  t.flash_stats = 4 * D(m.heads);        // flash attention keeps an fp32 logsumexp per head
+  if (m.qk_norm) t.sharded += a * D(m.QueryWidth() + m.KeyWidth());
+  if (saved.rope_fp32_copy) {
+    // The rotated parts of q and k, in fp32 (MLA rotates only its rope dimensions).
+    t.sharded += 4 * (m.IsMla() ? D((m.heads + 1) * m.mla.qk_rope_head_dim)
+                                : D(m.QueryWidth() + m.KeyWidth()));
+  }
+  // Softmax output per context position, plus mask and dropout output with dropout.
+  t.quadratic = D(m.heads) * (a + (m.dropout ? 1 + a : 0));
+  const double mlp_tensors =
+      m.mlp == MlpKind::kGated ? saved.gated_mlp_tensors : saved.plain_mlp_tensors;
+  if (!moe_layer) {
+    t.sharded += a * mlp_tensors * D(m.intermediate);
+    return t;
+  }
+  const MoeSpec& e = m.moe;
+  // Each token is copied to k experts (the permuted expert input) and runs k expert MLPs.
+  const double k = D(e.experts_per_token);
+  t.sharded += k * (a * h + a * mlp_tensors * D(e.expert_intermediate));
+  t.sharded += D(e.shared_experts) * a * mlp_tensors * D(e.shared_intermediate);
+  t.replicated += 4 * D(e.experts);  // fp32 router probabilities
+  return t;
+}
+
+// Bytes per token of one layer. Without flash attention the softmax output is kept unless
+// `quadratic` is false (selective recomputation drops it); with flash only the logsumexp is.
+double PerTokenLayerBytes(const ActivationTerms& t, const Parallel& p, bool flash, bool quadratic,
+                          double context) {
+  const double rep_div = p.sequence_parallel ? D(p.tp) : 1;
+  double bytes = t.replicated / rep_div + t.sharded / D(p.tp);
+  if (flash) bytes += t.flash_stats / D(p.tp);
+  if (!flash && quadratic) bytes += t.quadratic * context / D(p.tp);
+  return bytes;
+}
+
+// Micro-batches whose activations a stage holds at once, in whole-stage units.
+double InFlight(const Pipeline& pipe, int64_t pp, int64_t stage, int64_t micro_batches) {
+  const int64_t m = std::max<int64_t>(1, micro_batches);
+  switch (pipe.schedule) {
+    case PipelineSchedule::kGpipe:
+      return D(m);  // every forward runs before the first backward
+    case PipelineSchedule::kInterleaved: {
+      // Megatron-LM's interleaved 1F1B warms up 2 (pp - stage - 1) + (v - 1) pp chunk
+      // forwards, at most m x v, before its first backward; one chunk holds 1/v of the
+      // stage's layers. Stage 0 holds pp + (pp - 1) / v micro-batches (Korthikanti et al.
+      // 2022, section 4.2.3).
+      const int64_t v = std::max<int64_t>(1, pipe.virtual_stages);
+      const int64_t chunks = std::min((pp - stage - 1) * 2 + (v - 1) * pp + 1, m * v);
+      return D(chunks) / D(v);
+    }
+    case PipelineSchedule::k1F1B:
+      break;
+  }
+  // 1F1B: stage i holds pp - i micro-batches in flight (Narayanan et al. 2021), capped by how
+  // many micro-batches a step has.
+  return D(std::min(pp - stage, m));
+}
+
+double LoraActivationBytes(const Stage& s, double tokens) {
+  // LoRA keeps x @ A (rank wide) for each adapted linear.
+  const Workload& w = s.in.workload;
+  if (!w.IsPeft()) return 0;
+  const LoraTargets& t = w.lora_targets;
+  int n = 0;
+  for (bool on : {t.q, t.k, t.v, t.o, t.gate, t.up, t.down}) n += on ? 1 : 0;
+  return tokens * s.act_bytes * D(w.lora_rank) * n;
+}
+
+// Logits and loss: b*s*V/tp logits in the compute type, upcast to fp32 for the loss, plus
+// fp32 log-probabilities kept for backward; a chunked loss upcasts one chunk at a time.
+// Also the final norm's input and lm_head's input.
+double LogitsAndLossBytes(const Stage& s, double tokens) {
+  const MemoryTechniques& tech = s.in.techniques;
+  const double a = s.act_bytes;
+  const double vocab_tokens = tokens * D(s.in.model.vocab) / D(s.in.parallel.tp);
+  const double upcast = s.fp32_model ? 4 : 8;
+  const double per = tech.chunked_loss ? a + upcast / D(std::max<int64_t>(1, tech.loss_chunks))
+                                       : (s.fp32_model ? 0 : a) + upcast;
+  return vocab_tokens * per + tokens * 2 * a * D(s.in.model.hidden);
+}
+
+}  // namespace
+
+double TrainingActivationBytes(const Stage& s, const Detail& d, double* offloaded) {
+  const ModelSpec& m = s.in.model;
+  const Workload& w = s.in.workload;
+  const Parallel& p = s.in.parallel;
+  const MemoryTechniques& tech = s.in.techniques;
+  const SavedActivations& saved = s.in.training.saved;
+  const double a = s.act_bytes;
+  const double tokens = D(w.micro_batch) * D(w.seq_len) / D(p.cp);
+  const double context = D(w.seq_len);
+  const bool flash = tech.flash_attention;
+  const bool keep_scores = tech.recompute == Recompute::kNone;
+  const ActivationTerms dense_t = LayerActivationTerms(m, saved, false, a);
+  const ActivationTerms moe_t = LayerActivationTerms(m, saved, true, a);
+  const auto layer = [&](const ActivationTerms& t, bool scores) {
+    return tokens * PerTokenLayerBytes(t, p, flash, scores, context);
+  };
+  const double lora_extra = LoraActivationBytes(s, tokens);
+  const StageLayers& l = s.layers;
+  double stored = 0;
+  double working = 0;
+  if (tech.recompute == Recompute::kFull) {
+    // Only each layer's input is kept (2sbh per layer; SP splits it over tp); the layer being
+    // recomputed in backward holds its full set once.
+    const double rep_div = p.sequence_parallel ? D(p.tp) : 1;
+    stored = D(l.Count()) * tokens * a * D(m.hidden) / rep_div;
+    working = std::max(l.dense > 0 ? layer(dense_t, true) : 0, l.moe > 0 ? layer(moe_t, true) : 0) +
+              lora_extra;
+  } else {
+    stored = D(l.dense) * layer(dense_t, keep_scores) + D(l.moe) * layer(moe_t, keep_scores) +
+             D(l.Count()) * lora_extra;
+    if (tech.recompute == Recompute::kSelective && !flash) {
+      // Selective recomputation re-runs the attention core, whose s^2 softmax output is then
+      // alive for one layer only.
+      working = tokens * D(m.heads) * context * a / D(p.tp);
+    }
+  }
+  stored *= InFlight(s.in.training.pipeline, p.pp, s.index, w.grad_accum);
+  if (tech.offload_activations) {
+    *offloaded += stored;
+    d.Record("activations.offloaded_to_host", stored);
+    stored = 0;
+  }
+  d.Record("activations.layers", stored);
+  d.Record("activations.recompute_working_set", working);
+  if (!l.last) return stored + working;
+  const double logits = LogitsAndLossBytes(s, tokens);
+  d.Record("activations.logits_and_loss", logits);
+  return stored + working + logits;
+}
+
+double InferenceActivationBytes(const Stage& s, const Detail& d) {
+  const ModelSpec& m = s.in.model;
+  const Workload& w = s.in.workload;
+  const double a = s.act_bytes;
+  const double tp = D(s.in.parallel.tp);
+  const double mlp_width =
+      std::max(D(m.intermediate), D(m.moe.experts_per_token * m.moe.expert_intermediate +
+                                    m.moe.shared_experts * m.moe.shared_intermediate));
+  // Per prefilled token: the residual stream and norm output, then the wider of the MLP's
+  // intermediates (gate, up, act) and attention's q, k, v and output, plus without flash
+  // attention the score matrix in the compute type and its fp32 softmax.
+  const double mlp = a * (m.mlp == MlpKind::kGated ? 3 : 2) * mlp_width / tp;
+  double attn = a * D(m.QueryWidth() + m.KeyWidth() + m.ValueWidth() + m.AttnOutWidth()) / tp;
+  if (!s.in.techniques.flash_attention) attn += D(m.heads) / tp * D(w.prompt_tokens) * (a + 4);
+  const double working = D(w.prefill_chunk_tokens) * (2 * a * D(m.hidden) + std::max(mlp, attn));
+  // Sampling reads the last position's logits, in fp32, for every sequence.
+  const double logits = s.layers.last ? D(w.concurrency) * D(m.vocab) / tp * 4 : 0;
+  d.Record("activations.prefill_working_set", working);
+  d.Record("activations.logits", logits);
+  return working + logits;
+}
+
+}  // namespace gpuplan

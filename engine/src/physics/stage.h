@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+// What one pipeline stage holds, the memory model's common ground: its layers, the parameters
+// one GPU keeps of them, the bits they are stored in, and where the parts record their detail.
+// The parts themselves live in parameter_memory.cpp, activation_memory.cpp and kv_cache.cpp.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "physics/memory_model.h"
+
+namespace gpuplan {
+
+inline double D(int64_t v) { return static_cast<double>(v); }
+
+/// Layers of each kind held by one pipeline stage.
+struct StageLayers {
+  int64_t dense = 0;
+  int64_t moe = 0;
+  int64_t begin = 0;  ///< index of the stage's first layer
+  int64_t end = 0;    ///< one past its last layer
+  bool first = true;
+  bool last = true;
+  int64_t Count() const { return dense + moe; }
+};
+
+/// Parameter counts one GPU holds before any ZeRO sharding, split by how they are stored.
+struct GpuParams {
+  double linear = 0;     ///< non-expert weight matrices, already divided by tp
+  double expert = 0;     ///< routed-expert matrices on this GPU (divided by ep and tp)
+  double other = 0;      ///< norms, biases, routers: replicated, kept in 16/32 bits
+  double embedding = 0;  ///< token table rows on this GPU
+  double lm_head = 0;
+  double Total() const { return linear + expert + other + embedding + lm_head; }
+};
+
+/// The facts every part of one stage's memory starts from.
+struct Stage {
+  Stage(const MemoryInput& in, int64_t stage);
+
+  const MemoryInput& in;
+  int64_t index;
+  StageLayers layers;
+  GpuParams params;
+  FormatBits bits;
+  bool fp32_model;     ///< weights (and so activations and gradients) in fp32 or tf32
+  bool full_training;  ///< pretraining or full fine-tuning: every parameter trains
+  double act_bytes;    ///< bytes of one saved activation element (bf16 2, fp32 4)
+  double shard;        ///< ranks ZeRO shards over
+  double linear_bits = 16;
+  double emb_bits = 16;
+  double head_bits = 16;
+};
+
+/// Where a stage's parts write their sub-items (the result's memory.detail); the planner's
+/// quick checks skip them.
+class Detail {
+ public:
+  Detail(bool on, std::map<std::string, double>* out) : on_(on), out_(out) {}
+  void Record(const char* key, double bytes) const {
+    if (on_) (*out_)[key] = bytes;
+  }
+
+ private:
+  bool on_;
+  std::map<std::string, double>* out_;
+};
+
+/// The training state of one stage's GPU, before offloading.
+struct TrainingState {
+  double weights = 0;
+  double gradients = 0;
+  double master = 0;
+  double moments = 0;
+};
+
+// Each part of one stage's memory, in bytes per GPU (parameter_memory.cpp).
+double WeightBytes(const Stage& s, const Detail& d);
+TrainingState TrainingStateBytes(const Stage& s, double weights, const Detail& d);
+/// Moves what offloading (or a paged optimizer) keeps in host memory out of `state`; returns
+/// the bytes moved.
+double Offload(const Stage& s, TrainingState* state);
+double TrainingBufferBytes(const Stage& s, double gradients, const Detail& d);
+
+/// Saved activations plus the logits (activation_memory.cpp); `offloaded` gains what
+/// activation offloading moves to host memory.
+double TrainingActivationBytes(const Stage& s, const Detail& d, double* offloaded);
+double InferenceActivationBytes(const Stage& s, const Detail& d);
+
+/// The KV cache of the stage's layers at the workload's concurrency (kv_cache.cpp).
+double KvCacheBytes(const Stage& s, const Detail& d);
+
+}  // namespace gpuplan

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+#include "stacks/policy.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "core/units.h"
+
+namespace gpuplan {
+
+ServingDefaults DefaultsOn(const ServingPolicy& s, const GpuSpec& g, const Parallel& p) {
+  ServingDefaults d;
+  const double gib = g.memory_bytes / kGiB;
+  const bool first_tier =
+      s.first_tier_generation != nullptr && g.generation == s.first_tier_generation;
+  const auto tier = first_tier
+                        ? s.caps.begin()
+                        : std::find_if(s.caps.begin(), s.caps.end(),
+                                       [gib](const CapTier& t) { return gib < t.below_gib; });
+  const CapTier& c = tier != s.caps.end() ? *tier : s.caps.back();
+  d.max_batched_tokens = c.max_batched_tokens;
+  d.max_seqs = c.max_seqs;
+  const ReserveRule& r = s.reserve;
+  if (s.kv_budget == KvBudget::kCardMinusReserve) {
+    const int64_t graph_batch = p.tp >= s.wide_tp ? c.graph_batch_wide : c.graph_batch;
+    double reserve = r.base_bytes +
+                     r.per_chunk_token_bytes * static_cast<double>(std::max<int64_t>(
+                                                   d.max_batched_tokens, r.min_chunk_tokens)) +
+                     r.per_graph_batch_bytes * static_cast<double>(graph_batch) +
+                     static_cast<double>(p.tp * p.pp) * r.per_model_rank_bytes;
+    if (g.memory_bytes > r.floor_above_bytes) reserve = std::max(reserve, r.floor_bytes);
+    d.reserve_bytes = reserve;
+  }
+  return d;
+}
+
+std::vector<std::string> StackProfile::Sources() const {
+  std::vector<std::string> out;
+  std::copy_if(sources.begin(), sources.end(), std::back_inserter(out),
+               [](const char* s) { return s != nullptr; });
+  return out;
+}
+
+const StackProfile& PlainPytorch() {
+  static const StackProfile plain;
+  return plain;
+}
+
+std::string LayoutProblem(const StackProfile& s, const Parallel& p) {
+  if (s.serving) {
+    if (s.engine.layer_split && p.tp > 1) {
+      return std::string(s.name) + " splits a model over GPUs by layers: use pp, not tp";
+    }
+    return "";
+  }
+  if (!s.layouts.model_parallel && (p.tp > 1 || p.pp > 1 || p.cp > 1)) {
+    return std::string(s.name) + " runs data parallel only here: tp, pp and cp must be 1";
+  }
+  if (p.zero > s.layouts.max_zero) {
+    return std::string(s.name) + " offers ZeRO stages up to " + std::to_string(s.layouts.max_zero);
+  }
+  return "";
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+// The policies the physics takes from a training stack or serving engine: plain values, each
+// with one documented meaning, so the memory and time models never ask which project runs.
+// A stack profile (profiles.cpp) is a named bundle of them with the source of each value; the
+// defaults below are plain PyTorch (eager, DDP, torch.optim) and serve when no profile is named.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "model/hardware.h"
+#include "model/parallelism.h"
+
+namespace gpuplan {
+
+// ---- Training ----------------------------------------------------------------------------
+
+/// The element type of optimizer moments (contract: precision.optimizer_states).
+enum class StateDtype {
+  kFp32,   ///< fp32 whatever the parameters (mixed-precision optimizers: Megatron, DeepSpeed)
+  kBf16,   ///< bf16
+  kParam,  ///< the parameter's own dtype: torch.optim creates state with zeros_like(param)
+};
+
+/// What one transformer block keeps for backward beyond Korthikanti et al.'s count (memory
+/// model, LayerActivationTerms), op by op.
+struct SavedActivations {
+  bool norm_fp32_copy = false;  ///< each norm keeps its input upcast to fp32 (eager RMSNorm)
+  bool rope_fp32_copy = false;  ///< rotary embedding keeps fp32 copies of q and k
+  bool kv_expanded = false;     ///< grouped K and V are repeated to every query head first
+  int gated_mlp_tensors = 4;    ///< gated MLP: gate, up, act(gate), their product
+  int plain_mlp_tensors = 2;    ///< plain MLP: the activation's input and output
+};
+
+/// How long gradients live.
+enum class GradientLifetime {
+  kUntilStep,          ///< from backward until the optimizer step, all at once
+  kSteppedInBackward,  ///< each parameter is stepped as its gradient is ready: about one
+                       ///< tensor's gradient alive (also set by memory_techniques)
+};
+
+/// What the data-parallel reduction holds besides the gradients themselves.
+struct GradientBuckets {
+  /// ZeRO-0: a flat copy of every gradient for the all-reduce (PyTorch DDP with
+  /// gradient_as_bucket_view False); false when the reduction works on the gradients' own
+  /// contiguous buffer.
+  bool copy_for_allreduce = true;
+  /// ZeRO-1/2: 0 = two buckets of bucket_cap_mb 25 MiB in flight; else one contiguous bucket
+  /// of this many elements in the training dtype, allocated whole.
+  double bucket_elements = 0;
+};
+
+/// How ZeRO-3 / FSDP gathers parameters.
+struct ParamGather {
+  double prefetch_elements = 0;  ///< gathered ahead of the unit in use; 0 = the next unit
+  /// Parameters are freed after a unit's forward and gathered again for its backward; false
+  /// keeps the stage's gathered parameters from forward to backward (one gather less).
+  bool reshard_after_forward = true;
+};
+
+/// Which communication runs behind compute (contract: parallel.overlap).
+struct Overlap {
+  bool tp_comm = false;      ///< tensor-parallel collectives pipelined with the GEMMs
+  bool grad_reduce = true;   ///< ZeRO-0/1/2 gradient buckets reduced during the last backward
+  bool param_gather = true;  ///< ZeRO-3 gathers prefetched, reduce-scatters in backward
+};
+
+/// The pipeline schedule (contract: parallel.pp_schedule).
+enum class PipelineSchedule {
+  k1F1B,         ///< one forward, one backward (Narayanan et al. 2021)
+  kInterleaved,  ///< 1F1B over virtual_stages chunks of layers per GPU
+  kGpipe,        ///< every forward, then every backward
+};
+struct Pipeline {
+  PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  int64_t virtual_stages = 1;  ///< kInterleaved: model chunks per GPU
+};
+
+/// Everything the training physics reads of a stack.
+struct TrainingPolicy {
+  StateDtype optimizer_states = StateDtype::kFp32;
+  SavedActivations saved;
+  GradientLifetime gradients = GradientLifetime::kUntilStep;
+  bool fp32_grad_accumulation = false;  ///< 16-bit training accumulates gradients in fp32
+  GradientBuckets buckets;
+  ParamGather gather;
+  Overlap overlap;
+  Pipeline pipeline;
+};
+
+/// The layouts a stack offers (checked, not computed).
+struct StackLayouts {
+  bool model_parallel = true;  ///< tp, pp and cp above 1
+  int max_zero = 3;            ///< highest ZeRO stage
+  int default_zero = 0;        ///< the stage it uses when data parallel and none is given
+};
+
+// ---- Serving -----------------------------------------------------------------------------
+
+/// How a serving engine sizes its KV cache.
+enum class KvBudget {
+  kAsNeeded,          ///< exactly the context asked for (llama.cpp --ctx-size)
+  kShareOfCard,       ///< a share of the card minus everything else (vLLM)
+  kCardMinusReserve,  ///< the card minus a reserve for activations and graphs, minus weights
+                      ///< (SGLang)
+  kShareOfFree,       ///< a share of what is free once the engine is loaded (TensorRT-LLM)
+};
+
+/// A memory reserve the engine keeps out of its pool, computed from its own settings:
+/// base + per chunk token x max(chunk, min chunk) + per graph batch x graph batch + per model
+/// rank x tp x pp, at least `floor_bytes` on cards of more than `floor_above_bytes`.
+struct ReserveRule {
+  double base_bytes = 0;
+  double per_chunk_token_bytes = 0;
+  int64_t min_chunk_tokens = 0;
+  double per_graph_batch_bytes = 0;
+  double per_model_rank_bytes = 0;
+  double floor_bytes = 0;
+  double floor_above_bytes = 0;
+};
+
+/// The scheduler's caps on cards below a memory size.
+struct CapTier {
+  double below_gib = std::numeric_limits<double>::infinity();
+  int64_t max_batched_tokens = 8192;  ///< tokens per forward pass: the prefill chunk
+  int64_t max_seqs = 0;               ///< sequences running at once; 0 = memory decides
+  int64_t graph_batch = 0;            ///< largest CUDA-graph batch captured
+  int64_t graph_batch_wide = 0;       ///< the same at tp >= ServingPolicy::wide_tp
+};
+
+/// Everything the serving physics reads of an engine.
+struct ServingPolicy {
+  KvBudget kv_budget = KvBudget::kAsNeeded;
+  double memory_fraction = 0;     ///< kShareOfCard / kShareOfFree: the share
+  double graph_bytes = 0;         ///< CUDA-graph capture memory per GPU outside the allocator
+  ReserveRule reserve;            ///< kCardMinusReserve
+  std::array<CapTier, 5> caps{};  ///< by card memory, smallest first; the rest unbounded
+  const char* first_tier_generation = nullptr;  ///< takes caps[0] whatever its memory
+  int64_t wide_tp = 4;
+  bool layer_split = false;  ///< multi-GPU by layers (pipeline), not tensor parallel
+};
+
+/// A serving engine's settings on one card and layout, as its own defaults make them.
+struct ServingDefaults {
+  int64_t max_batched_tokens = 8192;
+  int64_t max_seqs = 0;
+  double reserve_bytes = 0;
+};
+ServingDefaults DefaultsOn(const ServingPolicy& s, const GpuSpec& g, const Parallel& p);
+
+// ---- The bundle --------------------------------------------------------------------------
+
+/// A project's policies, by the request's `framework` id, with where each value comes from.
+struct StackProfile {
+  const char* id = "";    ///< the request's `framework` ("vllm", "pytorch_fsdp", ...); "" = none
+  const char* name = "";  ///< as its project writes it
+  bool serving = false;   ///< a serving engine (else a training stack)
+  TrainingPolicy training;
+  StackLayouts layouts;
+  ServingPolicy engine;
+  std::array<const char*, 4> sources{};  ///< where each value comes from (null: no more)
+  /// The sources as a list.
+  std::vector<std::string> Sources() const;
+};
+
+/// Plain PyTorch: the policies' defaults, used when a request names no framework.
+const StackProfile& PlainPytorch();
+
+/// Why the profile cannot run this layout ("" when it can).
+std::string LayoutProblem(const StackProfile& s, const Parallel& p);
+
+}  // namespace gpuplan

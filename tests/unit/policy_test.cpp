@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+// The policies the physics takes from a stack (stacks/policy.h), each moved away from plain
+// PyTorch's default on its own, and the profiles' per-card rules. Expected differences are
+// worked by hand from Llama 3.2 1B's config.json: hidden 2048, 16 layers, 32 heads of 64,
+// 8 KV heads, intermediate 8192, vocab 128256, tied embeddings; 1,235,814,400 parameters.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "physics/estimate.h"
+#include "stacks/profiles.h"
+#include "test_util.h"
+
+namespace gpuplan {
+namespace {
+
+using testing::Json;
+using testing::Parse;
+
+constexpr double kParams = 1235814400;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+Json OneB(const Json& workload, const Json& parallel) {
+  return {{"model", {{"preset", "llama-3.2-1b"}}},
+          {"gpu", "h100-sxm-80gb"},
+          {"workload", workload},
+          {"parallel", parallel},
+          {"memory_techniques", {{"recompute", "none"}}}};
+}
+
+Json FullFinetune(int micro_batch, int seq_len, int grad_accum = 1) {
+  return {{"kind", "full_finetune"},
+          {"micro_batch", micro_batch},
+          {"seq_len", seq_len},
+          {"grad_accum", grad_accum},
+          {"tokens", 1e9}};
+}
+
+// The estimate of `base` under plain PyTorch's policies changed by `change`.
+Estimate With(const Request& base, const std::function<void(StackProfile*)>& change) {
+  StackProfile profile = PlainPytorch();
+  change(&profile);
+  Request r = base;
+  r.framework = &profile;
+  return EstimateSetup(r, /*with_levers=*/false);
+}
+
+double Detail(const Estimate& e, const char* key) {
+  const auto it = e.memory.detail.find(key);
+  return it == e.memory.detail.end() ? 0.0 : it->second;
+}
+
+TEST(Policy, OptimizerStatesInBf16HalveAdamsMoments) {
+  const Request r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 1}}));
+  // AdamW's two moments: 8 bytes per parameter in fp32, 4 in bf16.
+  EXPECT_DOUBLE_EQ(Detail(EstimateSetup(r, false), "optimizer_states.moments"), 8 * kParams);
+  const auto bf16 = [](StackProfile* p) { p->training.optimizer_states = StateDtype::kBf16; };
+  const auto param = [](StackProfile* p) { p->training.optimizer_states = StateDtype::kParam; };
+  EXPECT_DOUBLE_EQ(Detail(With(r, bf16), "optimizer_states.moments"), 4 * kParams);
+  // In the parameter's dtype: bf16 weights give bf16 moments, fp32 weights fp32 ones.
+  EXPECT_DOUBLE_EQ(Detail(With(r, param), "optimizer_states.moments"), 4 * kParams);
+  Json fp32 = OneB(FullFinetune(1, 512), {{"gpus", 1}});
+  fp32["precision"] = {{"weights", "fp32"}};
+  EXPECT_DOUBLE_EQ(Detail(With(Parse(fp32), param), "optimizer_states.moments"), 8 * kParams);
+  // 8-bit Adam quantises its own states whatever the dtype policy says.
+  Json eight = OneB(FullFinetune(1, 512), {{"gpus", 1}});
+  eight["optimizer"] = "adamw_8bit";
+  const Request q = Parse(eight);
+  EXPECT_DOUBLE_EQ(Detail(With(q, bf16), "optimizer_states.moments"),
+                   Detail(EstimateSetup(q, false), "optimizer_states.moments"));
+}
+
+TEST(Policy, SavedActivationsAddWhatEachOpKeeps) {
+  // 512 tokens x 16 layers, tp 1, no recomputation; each op's extra bytes per token and layer.
+  const Request r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 1}}));
+  const double base = Detail(EstimateSetup(r, false), "activations.layers");
+  const auto extra = [&](const std::function<void(SavedActivations*)>& change) {
+    return Detail(With(r, [&](StackProfile* p) { change(&p->training.saved); }),
+                  "activations.layers") -
+           base;
+  };
+  // fp32 copies of both norms' inputs: 4 x 2048 x 2 = 16,384 bytes; x 512 x 16 = 134,217,728.
+  EXPECT_DOUBLE_EQ(extra([](SavedActivations* s) { s->norm_fp32_copy = true; }), 134217728);
+  // fp32 q (2048 wide) and k (512): 4 x 2560 = 10,240 bytes; x 8192 = 83,886,080.
+  EXPECT_DOUBLE_EQ(extra([](SavedActivations* s) { s->rope_fp32_copy = true; }), 83886080);
+  // K and V repeated from 8 to 32 heads: 2 bytes x 2 x (2048 - 512) = 6,144; x 8192 = 50,331,648.
+  EXPECT_DOUBLE_EQ(extra([](SavedActivations* s) { s->kv_expanded = true; }), 50331648);
+  // Two gated-MLP tensors instead of four: -2 bytes x 2 x 8192 = -32,768; x 8192.
+  EXPECT_DOUBLE_EQ(extra([](SavedActivations* s) { s->gated_mlp_tensors = 2; }), -268435456);
+}
+
+TEST(Policy, GradientsSteppedInBackwardAreOneTensor) {
+  // The largest tensor is the (tied) embedding: 128256 x 2048 = 262,668,288 bf16 gradients.
+  const Request r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 1}}));
+  const Estimate e = With(
+      r, [](StackProfile* p) { p->training.gradients = GradientLifetime::kSteppedInBackward; });
+  EXPECT_DOUBLE_EQ(e.memory.per_gpu.gradients, 2 * 262668288.0);
+  EXPECT_DOUBLE_EQ(EstimateSetup(r, false).memory.per_gpu.gradients, 2 * kParams);
+}
+
+TEST(Policy, GradientBucketsFollowTheReduction) {
+  // Two data-parallel ranks, ZeRO 0: DDP's flat copy is every bf16 gradient, 2 x 1.236e9
+  // bytes; reducing in the gradients' own buffer needs none.
+  const Request dp = Parse(OneB(FullFinetune(1, 512), {{"gpus", 2}, {"zero", 0}}));
+  EXPECT_DOUBLE_EQ(Detail(EstimateSetup(dp, false), "buffers.gradient_buckets"), 2 * kParams);
+  EXPECT_DOUBLE_EQ(
+      Detail(With(dp, [](StackProfile* p) { p->training.buckets.copy_for_allreduce = false; }),
+             "buffers.gradient_buckets"),
+      0);
+  // ZeRO-1: two 25 MiB buckets, or one whole bucket of 1e8 bf16 elements = 2e8 bytes.
+  const Request z1 = Parse(OneB(FullFinetune(1, 512), {{"gpus", 2}, {"zero", 1}}));
+  EXPECT_DOUBLE_EQ(Detail(EstimateSetup(z1, false), "buffers.gradient_buckets"), 50 * kMiB);
+  EXPECT_DOUBLE_EQ(
+      Detail(With(z1, [](StackProfile* p) { p->training.buckets.bucket_elements = 1e8; }),
+             "buffers.gradient_buckets"),
+      2e8);
+}
+
+TEST(Policy, KeepingGatheredParametersHoldsTheStageAndGathersOnce) {
+  // ZeRO-3 over 8 GPUs. One layer: q 2048x2048 + k, v 2048x512 + o 2048x2048 = 10,485,760;
+  // MLP 3 x 2048 x 8192 = 50,331,648; two norms 4,096: 60,821,504 bf16 parameters =
+  // 121,643,008 bytes. FSDP holds 2 layers gathered; kept from forward to backward, all 16:
+  // 14 more.
+  const Request r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 8}, {"zero", 3}}));
+  const Estimate plain = EstimateSetup(r, false);
+  const Estimate kept =
+      With(r, [](StackProfile* p) { p->training.gather.reshard_after_forward = false; });
+  EXPECT_DOUBLE_EQ(Detail(kept, "buffers.gathered_units") - Detail(plain, "buffers.gathered_units"),
+                   14 * 121643008.0);
+  // Per micro-batch: two gathers of bf16 weights and one reduce-scatter of bf16 gradients of
+  // the same size (6 bytes a parameter), or one gather (4 bytes): 2/3 of the traffic.
+  EXPECT_NEAR(kept.training.dp_comm_s / plain.training.dp_comm_s, 2.0 / 3, 1e-12);
+}
+
+TEST(Policy, PipelineSchedulesHoldAndDrainAsTheirPapersSay) {
+  // pp 2, 8 micro-batches: 1F1B's first stage holds 2 in flight, GPipe all 8 (4x), the
+  // interleaved schedule with 2 chunks per GPU pp + (pp - 1)/v = 2.5 (1.25x).
+  // A chunked loss keeps the last stage's logits below what the first stage's extra
+  // micro-batches hold, so the first stage is the one reported.
+  Json j = OneB(FullFinetune(1, 4096, 8), {{"gpus", 2}, {"pp", 2}});
+  j["memory_techniques"]["chunked_loss"] = true;
+  const Request r = Parse(j);
+  const Estimate f1b = EstimateSetup(r, false);
+  const auto schedule = [&](PipelineSchedule s, int64_t v) {
+    return With(r, [&](StackProfile* p) { p->training.pipeline = {s, v}; });
+  };
+  const Estimate gpipe = schedule(PipelineSchedule::kGpipe, 1);
+  const Estimate inter2 = schedule(PipelineSchedule::kInterleaved, 2);
+  ASSERT_EQ(f1b.memory.stage, 0);
+  ASSERT_EQ(inter2.memory.stage, 0);
+  EXPECT_NEAR(Detail(gpipe, "activations.layers") / Detail(f1b, "activations.layers"), 4, 1e-12);
+  EXPECT_NEAR(Detail(inter2, "activations.layers") / Detail(f1b, "activations.layers"), 1.25,
+              1e-12);
+  // GPipe drains like 1F1B; interleaving shortens the p - 1 fill slots to 1/v of theirs, so
+  // what v = 4 saves is (1 - 1/4) / (1 - 1/2) = 1.5 times what v = 2 saves.
+  EXPECT_DOUBLE_EQ(gpipe.training.bubble_s, f1b.training.bubble_s);
+  const Estimate inter4 = schedule(PipelineSchedule::kInterleaved, 4);
+  EXPECT_NEAR((f1b.training.bubble_s - inter4.training.bubble_s) /
+                  (f1b.training.bubble_s - inter2.training.bubble_s),
+              1.5, 1e-9);
+}
+
+TEST(Policy, OverlapHidesOnlyWhatTheStackOverlaps) {
+  // Tensor parallel over 2: overlapped with the GEMMs, the all-reduces (far shorter than the
+  // compute here) leave the step.
+  const Request tp = Parse(OneB(FullFinetune(4, 4096), {{"gpus", 2}, {"tp", 2}}));
+  const Estimate plain = EstimateSetup(tp, false);
+  const Estimate tp_overlap = With(tp, [](StackProfile* p) { p->training.overlap.tp_comm = true; });
+  ASSERT_GT(plain.training.tp_comm_s, 0);
+  ASSERT_LT(plain.training.tp_comm_s, plain.training.compute_s);
+  EXPECT_NEAR(plain.training.step_s - tp_overlap.training.step_s, plain.training.tp_comm_s, 1e-12);
+  // DDP over 8 without bucket overlap: all of the all-reduce is exposed.
+  const Request dp = Parse(OneB(FullFinetune(4, 4096), {{"gpus", 8}}));
+  const Estimate serial =
+      With(dp, [](StackProfile* p) { p->training.overlap.grad_reduce = false; });
+  ASSERT_GT(serial.training.dp_comm_s, 0);
+  EXPECT_DOUBLE_EQ(serial.training.dp_exposed_s, serial.training.dp_comm_s);
+  // ZeRO-3 without prefetch: the two gathers (4 of 6 bytes a parameter) are exposed, the
+  // reduce-scatter still hides behind the backward.
+  const Request z3 = Parse(OneB(FullFinetune(4, 4096), {{"gpus", 8}, {"zero", 3}}));
+  const Estimate no_prefetch =
+      With(z3, [](StackProfile* p) { p->training.overlap.param_gather = false; });
+  EXPECT_NEAR(no_prefetch.training.dp_exposed_s / no_prefetch.training.dp_comm_s, 2.0 / 3, 1e-12);
+}
+
+const GpuSpec& Card(const char* id) { return *testing::ShippedCatalog().FindGpu(id); }
+
+TEST(StackProfiles, ServingCapsAndReserveFollowTheCard) {
+  Parallel one;
+  Parallel four;
+  four.gpus = four.tp = 4;
+  const ServingPolicy& vllm = FindStack("vllm")->engine;
+  // vLLM: 8192 tokens and 1024 sequences on 70 GiB or more but Ampere, else 2048 and 256.
+  EXPECT_EQ(DefaultsOn(vllm, Card("h100-sxm-80gb"), one).max_batched_tokens, 8192);
+  EXPECT_EQ(DefaultsOn(vllm, Card("h100-sxm-80gb"), one).max_seqs, 1024);
+  EXPECT_EQ(DefaultsOn(vllm, Card("a100-sxm-80gb"), one).max_seqs, 256);
+  EXPECT_EQ(DefaultsOn(vllm, Card("l40s-48gb"), one).max_batched_tokens, 2048);
+  // SGLang on an 80 GB card: chunk 8192, graphs to batch 256 (512 at tp 4); reserve 512 MiB +
+  // 1.5 MiB x 8192 + 2 MiB x 256 + 1/8 GiB = 13,440 MiB (14,336 MiB at tp 4: 1024 + 512),
+  // above its 10 GiB floor.
+  const ServingPolicy& sglang = FindStack("sglang")->engine;
+  EXPECT_DOUBLE_EQ(DefaultsOn(sglang, Card("h100-sxm-80gb"), one).reserve_bytes, 13440 * kMiB);
+  EXPECT_DOUBLE_EQ(DefaultsOn(sglang, Card("h100-sxm-80gb"), four).reserve_bytes, 14336 * kMiB);
+  // A 24 GB card: chunk 2048, graphs to 24: 512 + 3072 + 48 + 128 = 3,760 MiB, no floor.
+  EXPECT_EQ(DefaultsOn(sglang, Card("rtx-4090-24gb"), one).max_batched_tokens, 2048);
+  EXPECT_DOUBLE_EQ(DefaultsOn(sglang, Card("rtx-4090-24gb"), one).reserve_bytes, 3760 * kMiB);
+  // Engines without a reserve rule keep none.
+  EXPECT_EQ(DefaultsOn(FindStack("llama_cpp")->engine, Card("rtx-4090-24gb"), one).reserve_bytes,
+            0);
+}
+
+TEST(StackProfiles, LayoutsEachStackOffers) {
+  Parallel tp2;
+  tp2.gpus = tp2.tp = 2;
+  Parallel zero2;
+  zero2.gpus = 2;
+  zero2.zero = 2;
+  EXPECT_EQ(LayoutProblem(*FindStack("deepspeed"), tp2),
+            "DeepSpeed ZeRO runs data parallel only here: tp, pp and cp must be 1");
+  EXPECT_EQ(LayoutProblem(*FindStack("megatron"), zero2), "Megatron-LM offers ZeRO stages up to 1");
+  EXPECT_EQ(LayoutProblem(*FindStack("llama_cpp"), tp2),
+            "llama.cpp splits a model over GPUs by layers: use pp, not tp");
+  EXPECT_EQ(LayoutProblem(PlainPytorch(), tp2), "");
+  EXPECT_EQ(LayoutProblem(*FindStack("vllm"), tp2), "");
+}
+
+TEST(StackProfiles, EveryProfileIsFoundByItsIdAndCitesItsSources) {
+  ASSERT_EQ(Stacks().size(), 7u);
+  for (const StackProfile& s : Stacks()) {
+    EXPECT_EQ(FindStack(s.id), &s) << s.id;
+    EXPECT_FALSE(s.Sources().empty()) << s.id;
+  }
+  EXPECT_EQ(FindStack("plain"), nullptr);
+}
+
+}  // namespace
+}  // namespace gpuplan
