@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make nlohmann-json3-dev libgtest-dev libbenchmark-dev clang-format python3 emscripten chromium
-          clang libclang-rt-dev)
+          clang libclang-rt-dev pyflakes3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
