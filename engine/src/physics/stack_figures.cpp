@@ -8,15 +8,10 @@
 
 #include "core/format.h"
 #include "core/units.h"
+#include "physics/estimate_parts.h"
 
 namespace gpuplan {
 namespace {
-
-std::string Gib(double bytes) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kGiB);
-  return buf;
-}
 
 // The KV cache the engine sets aside per GPU, given the weights and everything else it holds
 // (activations, graphs, runtime), and the KV cache the request needs (kAsNeeded: that).

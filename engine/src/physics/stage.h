@@ -8,11 +8,12 @@
 #include <map>
 #include <string>
 
+#include "core/format.h"
 #include "physics/memory_model.h"
 
 namespace gpuplan {
 
-inline double D(int64_t v) { return static_cast<double>(v); }
+using text::D;
 
 /// Layers of each kind held by one pipeline stage.
 struct StageLayers {

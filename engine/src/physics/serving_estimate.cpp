@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// Serving figures: latency and throughput at the requested concurrency, and the largest
+// concurrency that fits with the headroom and meets the latency targets.
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "physics/estimate_parts.h"
+#include "physics/stack_figures.h"
+
+namespace gpuplan {
+namespace {
+
+using text::D;
+
+bool FitsAt(const Request& r, const Estimate& e, int64_t concurrency) {
+  if (e.framework.max_seqs > 0 && concurrency > e.framework.max_seqs) return false;
+  Request q = r;
+  q.workload.SetConcurrency(concurrency);
+  const MemoryResult m = MemoryOf(q, e.params, /*with_detail=*/false);
+  return m.per_gpu.Total() * (1 + r.headroom) <= r.gpu.memory_bytes &&
+         m.per_gpu.kv_cache <= KvPool(q, m.per_gpu);
+}
+
+// What one tensor-parallel rank reads per decode step across all pipeline stages: its share of
+// every weight but the untied embedding table (a lookup reads only the batch's rows), and the
+// KV cache per token of context.
+std::pair<double, double> DecodeReads(const Request& r, const ParamCounts& c) {
+  Request one = r;
+  one.parallel.pp = 1;
+  one.parallel.zero = 0;
+  one.parallel.gpus = r.parallel.tp * r.parallel.cp;
+  const MemoryResult m = MemoryOf(one, c);
+  double weights = m.per_gpu.weights;
+  if (!r.model.tied_embeddings) {
+    const FormatBits b = Bits(r.precision.weights, r.precision.quant);
+    const bool fp32 =
+        r.precision.weights == WeightFormat::kFp32 || r.precision.weights == WeightFormat::kTf32;
+    const double bits = b.embeddings_16bit ? (fp32 ? 32 : 16) : b.embedding_bits;
+    weights -= D(r.model.vocab) * D(r.model.hidden) * bits / 8 / D(r.parallel.tp);
+  }
+  const auto kv = m.detail.find("kv_cache.bytes_per_token");
+  return {weights, kv == m.detail.end() ? 0.0 : kv->second};
+}
+
+}  // namespace
+
+void AddServing(const Request& r, Estimate* e) {
+  e->has_serving = true;
+  Request safe = r;
+  safe.parallel = SafeLayout(r.parallel);
+  // Named, not structured bindings: the lambda below captures them (C++17).
+  const std::pair<double, double> reads = DecodeReads(safe, e->params);
+  const double weights = reads.first;
+  const double kv_token = reads.second;
+  const auto at = [&](int64_t c) {
+    return EstimateInference(safe, e->params, c, weights, kv_token);
+  };
+  ServingEstimate& s = e->serving;
+  s.at_request = at(r.workload.concurrency);
+  // Offline batch jobs have no latency target: the batch grows until memory is full.
+  const bool offline = r.workload.mode == InferenceMode::kOffline;
+  const double ttft_target = offline ? 0 : r.constraints.ttft_ms / 1e3;
+  const double tpot_target = offline ? 0 : r.constraints.tpot_ms / 1e3;
+  const auto meets = [&](const InferencePerf& p) {
+    return (ttft_target <= 0 || p.ttft_s <= ttft_target) &&
+           (tpot_target <= 0 || p.tpot_s <= tpot_target);
+  };
+  // A setup that does not fit meets no target.
+  s.meets_targets = meets(s.at_request) && e->fits;
+  // Memory and latency both grow with concurrency, so the largest acceptable one is found by
+  // doubling, then bisecting.
+  const auto ok = [&](int64_t c) {
+    return e->infeasible.empty() || e->infeasible[0].code == "exceeds_memory" ||
+                   e->infeasible[0].code == "exceeds_engine_kv_pool"
+               ? FitsAt(safe, *e, c) && meets(at(c))
+               : false;
+  };
+  int64_t lo = 0;
+  int64_t hi = 1;
+  constexpr int64_t kMax = int64_t{1} << 20;
+  while (hi <= kMax && ok(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  while (hi - lo > 1 && lo < kMax) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (ok(mid) ? lo : hi) = mid;
+  }
+  s.max_concurrency = lo;
+  s.max_throughput_tokens_per_s = lo > 0 ? at(lo).decode_tokens_per_s_total : 0;
+  const InferencePerf& p = s.at_request;
+  const Efficiencies eff = DefaultEfficiencies(r.gpu);
+  auto& x = e->explain;
+  const std::string base = "/performance/inference/";
+  x[base + "tpot_ms"] = {
+      "max(bytes read per step / (bandwidth x efficiency), FLOPs per step / (peak x efficiency)) "
+      "+ two tensor-parallel all-reduces per layer + an expert-parallel dispatch and combine "
+      "per MoE layer; bytes = weights (MoE: the experts the batch routes to) + the batch's KV "
+      "cache at the average context (sliding-window layers: at most the window)",
+      {{"bytes_per_step", p.bytes_per_step},
+       {"flops_per_step", p.flops_per_step},
+       {"tp_comm_s", p.tp_comm_s},
+       {"ep_comm_s", p.ep_comm_s},
+       {"bandwidth_efficiency", std::min(1.0, eff.decode_bandwidth * r.calibration.bandwidth)},
+       {"compute_bound", p.compute_bound ? 1.0 : 0.0}},
+      {"decode efficiency: " + eff.basis}};
+  x[base + "ttft_ms"] = {
+      "prefill of one prompt: (2N x prompt + layers x prompt^2 x (q + o widths)) / tp / (peak x "
+      "efficiency) + its all-reduces; queueing not included",
+      {{"prompt_tokens", D(r.workload.prompt_tokens)},
+       {"prefill_efficiency", std::min(1.0, eff.prefill_compute * r.calibration.compute)}},
+      {}};
+  x[base + "max_concurrency"] = {
+      offline ? "largest number of sequences per replica whose memory fits with the headroom "
+                "(offline: no latency target)"
+              : "largest number of sequences per replica whose memory fits with the headroom "
+                "and whose TTFT and TPOT meet the targets",
+      {{"ttft_target_ms", r.constraints.ttft_ms}, {"tpot_target_ms", r.constraints.tpot_ms}},
+      {}};
+  x[base + "decode_tokens_per_s_total"] = {"concurrency / TPOT", {}, {}};
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+// Training figures: step time and throughput, the run's time and GPU-hours, and its
+// reliability (checkpoints, interruptions).
+#include <string>
+
+#include "physics/estimate_parts.h"
+
+namespace gpuplan {
+
+using text::D;
+
+void AddTraining(const Request& r, Estimate* e) {
+  e->has_training = true;
+  Request safe = r;
+  safe.parallel = SafeLayout(r.parallel);
+  const TrainingPerf& t = e->training = EstimateTraining(safe, e->params);
+  const ReliabilityEstimate& rel = e->reliability = EstimateReliability(safe, e->params, t);
+  e->explain["/reliability/checkpoint_bytes"] = {
+      "trainable weights + fp32 master copy + optimizer moments (LoRA/QLoRA: the adapters only)",
+      {},
+      {}};
+  e->explain["/reliability/checkpoint_write_s"] = {
+      "checkpoint_bytes / storage bandwidth",
+      {{"storage_bytes_per_s", rel.storage_bytes_per_s}},
+      {r.host.storage_bytes_per_s > 0 ? "the request's storage bandwidth"
+                                      : "2 GB/s assumed: give host.storage_bytes_per_s"}};
+  e->explain["/reliability/expected_interruptions"] = {
+      "1.973e-5 interruptions per GPU-hour x gpus x hours",
+      {{"per_gpu_hour", kInterruptionsPerGpuHour}},
+      {"rate: 419 unexpected interruptions in 54 days on 16,384 H100s (Llama 3 paper, section "
+       "3.3.4)"}};
+  e->explain["/reliability/checkpoint_interval_s"] = {
+      "Young/Daly: sqrt(2 x checkpoint_write_s x the job's mean time between failures)", {}, {}};
+  e->explain["/reliability/expected_lost_s"] = {
+      "interruptions x (interval / 2 + restart) + checkpoint writes",
+      {{"restart_s", kRestartSeconds}},
+      {"restart time (reschedule and reload) assumed"}};
+  const Efficiencies eff = DefaultEfficiencies(r.gpu);
+  auto& x = e->explain;
+  const std::string base = "/performance/training/";
+  x[base + "flops_per_token"] = {
+      "(6, or 4 for LoRA/QLoRA's frozen base) x N + 6 x adapters + 6 x layers x seq_len x (q + o "
+      "widths); N = active parameters in matmuls (the tied head counts, the lookup does not)",
+      {{"matmul_params", t.flops.matmul_params},
+       {"hardware_flops_per_token", t.flops.hardware_per_token}},
+      {"recomputation is not counted here (it is in hardware_flops_per_token)",
+       "causal attention counted in full, as llm-foundry's MFU does"}};
+  x[base + "tokens_per_s"] = {
+      "tokens per step / step time; step = compute + pipeline bubble + tensor-parallel "
+      "all-reduces + expert-parallel all-to-alls (dispatch and combine of every token's "
+      "hidden state to its k experts, per MoE layer, forward and backward) + data-parallel "
+      "traffic not hidden behind compute",
+      {{"compute_s", t.compute_s},
+       {"bubble_s", t.bubble_s},
+       {"tp_comm_s", t.tp_comm_s},
+       {"ep_comm_s", t.ep_comm_s},
+       {"dp_comm_s", t.dp_comm_s},
+       {"dp_exposed_s", t.dp_exposed_s},
+       {"step_s", t.step_s},
+       {"tokens_per_step", t.tokens_per_step},
+       {"peak_flops", t.peak_flops},
+       {"efficiency", t.efficiency},
+       {"dp_bandwidth_bytes_per_s", t.dp_bandwidth},
+       {"tp_bandwidth_bytes_per_s", t.tp_bandwidth}},
+      {"compute efficiency: " + eff.basis,
+       std::string("data-parallel traffic overlaps the last micro-batch's backward pass ") +
+           "(ZeRO-3: every micro-batch's compute)",
+       std::string("pipeline stages: the busiest one (ceil(L/pp) layers, the last with the ") +
+           "head) sets the pace",
+       "links run at 80% of their rated bandwidth (NCCL bus bandwidth)",
+       t.dp_crosses_nodes ? "data parallelism crosses nodes: the inter-node network carries it"
+                          : "data parallelism stays inside one node"}};
+  x[base + "mfu"] = {"flops_per_token x tokens_per_s / (gpus x dense bf16 peak)", {}, {}};
+  x[base + "scaling_efficiency"] = {"compute time / step time", {}, {}};
+  x[base + "time_s"] = {"workload.tokens / tokens_per_s", {{"tokens", t.tokens}}, {}};
+  x[base + "gpu_hours"] = {"time_s x gpus / 3600", {}, {}};
+}
+
+}  // namespace gpuplan
