@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -19,6 +20,163 @@ double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The case file is user input too: read each member only when it has the expected type.
+std::string Text(const Json& o, const char* key, const char* fallback) {
+  const auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+}
+
+double Number(const Json& o, const char* key) {
+  const auto it = o.find(key);
+  return it != o.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+// GiB for memory sizes, bytes for per-token figures.
+std::string Size(double bytes) {
+  char buf[32];
+  if (bytes < 1048576) {
+    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f", bytes / 1073741824.0);
+  }
+  return std::string(buf);
+}
+
+// The result's figure a case compares with: a named memory figure, or a JSON pointer.
+double Predicted(Json& result, const std::string& compare) {
+  const Json& mem = result["memory"];
+  double pred = Number(mem, "allocated_bytes");
+  if (compare == "weights") pred = Number(mem["per_gpu_bytes"], "weights");
+  if (compare == "kv_cache_per_token") pred = Number(mem["detail"], "kv_cache.bytes_per_token");
+  if (compare == "total") pred = Number(mem, "total_bytes");
+  if (!compare.empty() && compare.front() == '/') {
+    const Json::json_pointer at(compare);
+    pred = result.contains(at) && result[at].is_number() ? result[at].get<double>() : 0.0;
+  }
+  return pred;
+}
+
+std::string KindOf(const std::string& compare) {
+  return compare.rfind("/performance/training", 0) == 0    ? "training"
+         : compare.rfind("/performance/inference", 0) == 0 ? "decode"
+         : compare == "weights"                            ? "weights"
+         : compare == "kv_cache_per_token"                 ? "kv_cache"
+                                                           : "memory";
+}
+
+// Runs one case through the estimate and prints its line. The case as run, when the estimate
+// gave its figure.
+std::optional<CaseResult> RunCase(const Engine& engine, const Json& c, const std::string& where) {
+  const std::string id = Text(c, "id", where.c_str());
+  const std::string compare = Text(c, "compare", "allocated");
+  // Memory cases give bytes and name a memory figure; the others give a value and the JSON
+  // pointer of the result figure it corresponds to.
+  const bool sizes = c.contains("measured_bytes");
+  const double measured = Number(c, sizes ? "measured_bytes" : "measured_value");
+  const std::string env = engine.Estimate(c["request"].dump());
+  Json out = Json::parse(env, nullptr, false);
+  if (out.is_discarded() || !out.value("ok", false) || measured <= 0) {
+    std::printf("%-58s request rejected: %s\n", id.c_str(), env.substr(0, 200).c_str());
+    return std::nullopt;
+  }
+  const double pred = Predicted(out["result"], compare);
+  const auto scored_it = c.find("scored");
+  const bool scored =
+      !(scored_it != c.end() && scored_it->is_boolean() && !scored_it->get<bool>()) &&
+      Text(c, "confidence", "high") != "low" && compare != "upper_bound";
+  const std::string shown = compare.size() > 18 ? compare.substr(compare.rfind('/') + 1) : compare;
+  const auto value = [&](double v) {
+    if (sizes) return Size(v);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return std::string(buf);
+  };
+  std::printf("%-58s %-18s %10s %10s %+7.1f%%%s\n", id.c_str(), shown.substr(0, 18).c_str(),
+              value(pred).c_str(), value(measured).c_str(), 100 * (pred / measured - 1),
+              scored ? "" : " (not scored)");
+  if (pred <= 0) return std::nullopt;
+  CaseResult row;
+  row.id = id;
+  row.group = Text(c, "group", "?");
+  row.source = Text(c, "source", "");
+  row.framework = c["request"].is_object() ? Text(c["request"], "framework", "") : "";
+  row.kind = KindOf(compare);
+  row.what = shown;
+  row.notes = Text(c, "notes", "");
+  row.predicted = pred;
+  row.measured = measured;
+  row.scored = scored;
+  return row;
+}
+
+// The scored cases' log ratios, by group and by framework.
+struct Errors {
+  void Add(const CaseResult& row) {
+    const double log_ratio = std::log(row.predicted / row.measured);
+    by_group[row.group].push_back(std::fabs(log_ratio));
+    // Leave-one-group-out refits within the time kinds; every memory kind is one family.
+    signed_by_group[row.group] =
+        row.kind == "training" || row.kind == "decode" ? row.kind : "memory";
+    signed_logs[row.group].push_back(log_ratio);
+    by_framework[row.framework.empty() ? "(none)" : row.framework].push_back(log_ratio);
+  }
+
+  std::map<std::string, std::vector<double>> by_group;
+  std::map<std::string, std::string> signed_by_group;  // group -> kind
+  std::map<std::string, std::vector<double>> signed_logs;
+  std::map<std::string, std::vector<double>> by_framework;  // request.framework -> log ratios
+};
+
+// Prints each group's median error; the mean over groups.
+double PrintGroups(const Errors& e) {
+  std::printf("\n%-40s %6s %22s\n", "group", "cases", "median |log(pred/meas)|");
+  double sum = 0;
+  for (const auto& [g, errs] : e.by_group) {
+    const double med = Median(errs);
+    sum += med;
+    std::printf("%-40s %6zu %21.1f%%\n", g.c_str(), errs.size(), 100 * med);
+  }
+  const double mean = e.by_group.empty() ? 0 : sum / static_cast<double>(e.by_group.size());
+  std::printf("\nmean over groups: %.1f%%\n", 100 * mean);
+  return mean;
+}
+
+// Per framework profile: the signed median says whether the engine runs faster or slower
+// than the generic model (no profile carries a fitted speed factor).
+void PrintFrameworks(const Errors& e) {
+  if (e.by_framework.size() <= 1) return;
+  std::printf("\n%-40s %6s %22s %14s\n", "framework (request)", "cases", "median |log(pred/meas)|",
+              "median bias");
+  for (const auto& [f, logs] : e.by_framework) {
+    std::vector<double> abs_logs(logs.size());
+    std::transform(logs.begin(), logs.end(), abs_logs.begin(),
+                   [](double l) { return std::fabs(l); });
+    std::printf("%-40s %6zu %21.1f%% %+13.1f%%\n", f.c_str(), logs.size(), 100 * Median(abs_logs),
+                100 * std::expm1(Median(logs)));
+  }
+}
+
+void PrintLeaveOneGroupOut(Errors* e) {
+  std::printf("\n%-40s %22s\n", "group (left out)", "median |log| after refit");
+  double logo_sum = 0;
+  for (const auto& [g, logs] : e->signed_logs) {
+    std::vector<double> others;
+    for (const auto& [h, other_logs] : e->signed_logs) {
+      if (h != g && e->signed_by_group[h] == e->signed_by_group[g]) {
+        others.insert(others.end(), other_logs.begin(), other_logs.end());
+      }
+    }
+    const double shift = Median(others);
+    std::vector<double> errs;
+    for (double r : logs) errs.push_back(std::fabs(r - shift));
+    const double med = Median(errs);
+    logo_sum += med;
+    std::printf("%-40s %21.1f%%\n", g.c_str(), 100 * med);
+  }
+  std::printf("\nleave-one-group-out mean: %.1f%%\n",
+              100 * logo_sum / static_cast<double>(std::max<size_t>(1, e->signed_logs.size())));
 }
 
 }  // namespace
@@ -35,29 +193,7 @@ int Validate(const Engine& engine, const std::string& path, const std::string& c
     std::fprintf(stderr, "%s: expected {\"cases\": [...]}\n", path.c_str());
     return 2;
   }
-  // The case file is user input too: read each member only when it has the expected type.
-  const auto text = [](const Json& o, const char* key, const char* fallback) {
-    const auto it = o.find(key);
-    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
-  };
-  const auto number = [](const Json& o, const char* key) {
-    const auto it = o.find(key);
-    return it != o.end() && it->is_number() ? it->get<double>() : 0.0;
-  };
-  // GiB for memory sizes, bytes for per-token figures.
-  const auto size = [](double bytes) {
-    char buf[32];
-    if (bytes < 1048576) {
-      std::snprintf(buf, sizeof buf, "%.0f B", bytes);
-    } else {
-      std::snprintf(buf, sizeof buf, "%.2f", bytes / 1073741824.0);
-    }
-    return std::string(buf);
-  };
-  std::map<std::string, std::vector<double>> by_group;
-  std::map<std::string, std::string> signed_by_group;  // group -> kind
-  std::map<std::string, std::vector<double>> signed_logs;
-  std::map<std::string, std::vector<double>> by_framework;  // request.framework -> log ratios
+  Errors errors;
   std::printf("%-58s %-18s %10s %10s %8s\n", "case", "compare", "predicted", "measured", "error");
   size_t index = 0;
   for (const auto& c : doc["cases"]) {
@@ -66,118 +202,20 @@ int Validate(const Engine& engine, const std::string& path, const std::string& c
       std::printf("%-58s not a case object with a request\n", where.c_str());
       continue;
     }
-    const std::string id = text(c, "id", where.c_str());
-    const std::string compare = text(c, "compare", "allocated");
-    // Memory cases give bytes and name a memory figure; the others give a value and the JSON
-    // pointer of the result figure it corresponds to.
-    const bool sizes = c.contains("measured_bytes");
-    const double measured = number(c, sizes ? "measured_bytes" : "measured_value");
-    const std::string env = engine.Estimate(c["request"].dump());
-    Json out = Json::parse(env, nullptr, false);
-    if (out.is_discarded() || !out.value("ok", false) || measured <= 0) {
-      std::printf("%-58s request rejected: %s\n", id.c_str(), env.substr(0, 200).c_str());
-      continue;
-    }
-    const Json& mem = out["result"]["memory"];
-    double pred = number(mem, "allocated_bytes");
-    if (compare == "weights") pred = number(mem["per_gpu_bytes"], "weights");
-    if (compare == "kv_cache_per_token") pred = number(mem["detail"], "kv_cache.bytes_per_token");
-    if (compare == "total") pred = number(mem, "total_bytes");
-    if (!compare.empty() && compare.front() == '/') {
-      const Json::json_pointer at(compare);
-      pred = out["result"].contains(at) && out["result"][at].is_number()
-                 ? out["result"][at].get<double>()
-                 : 0.0;
-    }
-    const auto scored_it = c.find("scored");
-    const bool scored =
-        !(scored_it != c.end() && scored_it->is_boolean() && !scored_it->get<bool>()) &&
-        text(c, "confidence", "high") != "low" && compare != "upper_bound";
-    const std::string shown =
-        compare.size() > 18 ? compare.substr(compare.rfind('/') + 1) : compare;
-    const auto value = [&](double v) {
-      if (sizes) return size(v);
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.4g", v);
-      return std::string(buf);
-    };
-    std::printf("%-58s %-18s %10s %10s %+7.1f%%%s\n", id.c_str(), shown.substr(0, 18).c_str(),
-                value(pred).c_str(), value(measured).c_str(), 100 * (pred / measured - 1),
-                scored ? "" : " (not scored)");
-    if (pred > 0) {
-      CaseResult row;
-      row.id = id;
-      row.group = text(c, "group", "?");
-      row.source = text(c, "source", "");
-      row.framework = c["request"].is_object() ? text(c["request"], "framework", "") : "";
-      row.kind = compare.rfind("/performance/training", 0) == 0    ? "training"
-                 : compare.rfind("/performance/inference", 0) == 0 ? "decode"
-                 : compare == "weights"                            ? "weights"
-                 : compare == "kv_cache_per_token"                 ? "kv_cache"
-                                                                   : "memory";
-      row.what = shown;
-      row.notes = text(c, "notes", "");
-      row.predicted = pred;
-      row.measured = measured;
-      row.scored = scored;
-      all->push_back(row);
-      if (scored) {
-        const double log_ratio = std::log(pred / measured);
-        by_group[row.group].push_back(std::fabs(log_ratio));
-        // Leave-one-group-out refits within the time kinds; every memory kind is one family.
-        signed_by_group[row.group] =
-            row.kind == "training" || row.kind == "decode" ? row.kind : "memory";
-        signed_logs[row.group].push_back(log_ratio);
-        by_framework[row.framework.empty() ? "(none)" : row.framework].push_back(log_ratio);
-      }
+    if (const std::optional<CaseResult> row = RunCase(engine, c, where)) {
+      all->push_back(*row);
+      if (row->scored) errors.Add(*row);
     }
   }
-  std::printf("\n%-40s %6s %22s\n", "group", "cases", "median |log(pred/meas)|");
-  double sum = 0;
-  for (const auto& [g, errs] : by_group) {
-    const double med = Median(errs);
-    sum += med;
-    std::printf("%-40s %6zu %21.1f%%\n", g.c_str(), errs.size(), 100 * med);
-  }
-  const double mean = by_group.empty() ? 0 : sum / static_cast<double>(by_group.size());
-  std::printf("\nmean over groups: %.1f%%\n", 100 * mean);
-  // Per framework profile: the signed median says whether the engine runs faster or slower
-  // than the generic model (no profile carries a fitted speed factor).
-  if (by_framework.size() > 1) {
-    std::printf("\n%-40s %6s %22s %14s\n", "framework (request)", "cases",
-                "median |log(pred/meas)|", "median bias");
-    for (const auto& [f, logs] : by_framework) {
-      std::vector<double> abs_logs(logs.size());
-      std::transform(logs.begin(), logs.end(), abs_logs.begin(),
-                     [](double l) { return std::fabs(l); });
-      std::printf("%-40s %6zu %21.1f%% %+13.1f%%\n", f.c_str(), logs.size(), 100 * Median(abs_logs),
-                  100 * std::expm1(Median(logs)));
-    }
-  }
+  const double mean = PrintGroups(errors);
+  PrintFrameworks(errors);
   const auto fitted = doc.find("fitted");
   if (fitted == doc.end() || !fitted->is_boolean() || !fitted->get<bool>()) {
     std::printf("leave-one-group-out mean: %.1f%% (no constant is fitted on these cases)\n",
                 100 * mean);
     return 0;
   }
-  std::printf("\n%-40s %22s\n", "group (left out)", "median |log| after refit");
-  double logo_sum = 0;
-  for (const auto& [g, logs] : signed_logs) {
-    std::vector<double> others;
-    for (const auto& [h, other_logs] : signed_logs) {
-      if (h != g && signed_by_group[h] == signed_by_group[g]) {
-        others.insert(others.end(), other_logs.begin(), other_logs.end());
-      }
-    }
-    const double shift = Median(others);
-    std::vector<double> errs;
-    for (double r : logs) errs.push_back(std::fabs(r - shift));
-    const double med = Median(errs);
-    logo_sum += med;
-    std::printf("%-40s %21.1f%%\n", g.c_str(), 100 * med);
-  }
-  std::printf("\nleave-one-group-out mean: %.1f%%\n",
-              100 * logo_sum / static_cast<double>(std::max<size_t>(1, signed_logs.size())));
+  PrintLeaveOneGroupOut(&errors);
   return 0;
 }
 

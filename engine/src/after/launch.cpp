@@ -180,58 +180,121 @@ std::string Optim(Optimizer o) {
   }
 }
 
-Launch Training(const Request& r, const Estimate& e, const std::string& fw) {
-  Launch l;
-  l.framework = fw;
+// Megatron-LM's pretrain_gpt.py options: the parallel layout, the batch, the model's shape, the
+// precision and the memory techniques.
+Args MegatronArgs(const Request& r) {
   const Workload& w = r.workload;
   const Parallel& p = r.parallel;
-  const std::string repo = Repo(r, &l.notes);
+  const ModelSpec& m = r.model;
   const bool fp16 = r.precision.weights == WeightFormat::kFp16;
   const bool full_recompute = r.techniques.recompute == Recompute::kFull;
-  if (fw == "megatron") {
-    const ModelSpec& m = r.model;
-    Args a = {{"--tensor-model-parallel-size", N(p.tp)},
-              {"--pipeline-model-parallel-size", N(p.pp)}};
-    if (p.cp > 1) a.emplace_back("--context-parallel-size", N(p.cp));
-    if (p.ep > 1) a.emplace_back("--expert-model-parallel-size", N(p.ep));
-    a.insert(a.end(), {{"--micro-batch-size", N(w.micro_batch)},
-                       {"--global-batch-size", N(w.micro_batch * w.grad_accum * p.Dp())},
-                       {"--seq-length", N(w.seq_len)},
-                       {"--max-position-embeddings", N(std::max(w.seq_len, m.max_context))},
-                       {"--num-layers", N(m.layers)},
-                       {"--hidden-size", N(m.hidden)},
-                       {"--ffn-hidden-size", N(m.intermediate)},
-                       {"--num-attention-heads", N(m.heads)}});
-    if (m.IsMoe()) {
-      a.emplace_back("--num-experts", N(m.moe.experts));
-      a.emplace_back("--moe-router-topk", N(m.moe.experts_per_token));
-      a.emplace_back("--moe-ffn-hidden-size", N(m.moe.expert_intermediate));
-    }
-    if (m.kv_heads > 0 && m.kv_heads < m.heads) {
-      a.emplace_back("--group-query-attention", "");
-      a.emplace_back("--num-query-groups", N(m.kv_heads));
-    }
-    if (m.mlp == MlpKind::kGated) a.emplace_back("--swiglu", "");
-    if (m.norm == NormKind::kRms) a.emplace_back("--normalization", "RMSNorm");
-    if (!m.tied_embeddings) a.emplace_back("--untie-embeddings-and-output-weights", "");
-    a.emplace_back(fp16 ? "--fp16" : "--bf16", "");
-    if (p.sequence_parallel) a.emplace_back("--sequence-parallel", "");
-    if (p.zero >= 1) a.emplace_back("--use-distributed-optimizer", "");
-    if (r.techniques.recompute != Recompute::kNone) {
-      a.emplace_back("--recompute-granularity", full_recompute ? "full" : "selective");
-      if (full_recompute) {
-        a.emplace_back("--recompute-method", "uniform");
-        a.emplace_back("--recompute-num-layers", "1");
-      }
-    }
-    l.command = Join(Torchrun(e, p, "pretrain_gpt.py"), a);
-    l.notes.push_back(
-        "add the data and tokenizer options (--data-path, --tokenizer-type, ...) "
-        "and the model's position embedding and bias options; --train-iters "
-        "follows the run's tokens / (global batch x seq length)");
-    return l;
+  Args a = {{"--tensor-model-parallel-size", N(p.tp)}, {"--pipeline-model-parallel-size", N(p.pp)}};
+  if (p.cp > 1) a.emplace_back("--context-parallel-size", N(p.cp));
+  if (p.ep > 1) a.emplace_back("--expert-model-parallel-size", N(p.ep));
+  a.insert(a.end(), {{"--micro-batch-size", N(w.micro_batch)},
+                     {"--global-batch-size", N(w.micro_batch * w.grad_accum * p.Dp())},
+                     {"--seq-length", N(w.seq_len)},
+                     {"--max-position-embeddings", N(std::max(w.seq_len, m.max_context))},
+                     {"--num-layers", N(m.layers)},
+                     {"--hidden-size", N(m.hidden)},
+                     {"--ffn-hidden-size", N(m.intermediate)},
+                     {"--num-attention-heads", N(m.heads)}});
+  if (m.IsMoe()) {
+    a.emplace_back("--num-experts", N(m.moe.experts));
+    a.emplace_back("--moe-router-topk", N(m.moe.experts_per_token));
+    a.emplace_back("--moe-ffn-hidden-size", N(m.moe.expert_intermediate));
   }
-  // Hugging Face Trainer under torchrun: DDP, FSDP (ZeRO-2/3) or DeepSpeed (any stage).
+  if (m.kv_heads > 0 && m.kv_heads < m.heads) {
+    a.emplace_back("--group-query-attention", "");
+    a.emplace_back("--num-query-groups", N(m.kv_heads));
+  }
+  if (m.mlp == MlpKind::kGated) a.emplace_back("--swiglu", "");
+  if (m.norm == NormKind::kRms) a.emplace_back("--normalization", "RMSNorm");
+  if (!m.tied_embeddings) a.emplace_back("--untie-embeddings-and-output-weights", "");
+  a.emplace_back(fp16 ? "--fp16" : "--bf16", "");
+  if (p.sequence_parallel) a.emplace_back("--sequence-parallel", "");
+  if (p.zero >= 1) a.emplace_back("--use-distributed-optimizer", "");
+  if (r.techniques.recompute != Recompute::kNone) {
+    a.emplace_back("--recompute-granularity", full_recompute ? "full" : "selective");
+    if (full_recompute) {
+      a.emplace_back("--recompute-method", "uniform");
+      a.emplace_back("--recompute-num-layers", "1");
+    }
+  }
+  return a;
+}
+
+// DeepSpeed's ds_config.json for the request's ZeRO stage, batch, precision and offloads.
+std::string DeepSpeedConfig(const Request& r) {
+  const Workload& w = r.workload;
+  const Parallel& p = r.parallel;
+  const bool fp16 = r.precision.weights == WeightFormat::kFp16;
+  char ds[1024];
+  std::snprintf(ds, sizeof ds,
+                "{\n"
+                "  \"train_micro_batch_size_per_gpu\": %lld,\n"
+                "  \"gradient_accumulation_steps\": %lld,\n"
+                "  \"%s\": {\"enabled\": true},\n"
+                "  \"gradient_clipping\": 1.0,\n"
+                "  \"zero_optimization\": {\n"
+                "    \"stage\": %d,\n"
+                "    \"contiguous_gradients\": true,\n"
+                "    \"overlap_comm\": %s,\n"
+                "    \"reduce_bucket_size\": 500000000%s%s\n"
+                "  }\n"
+                "}\n",
+                static_cast<long long>(w.micro_batch), static_cast<long long>(w.grad_accum),
+                fp16 ? "fp16" : "bf16", p.zero, p.zero == 3 ? "true" : "false",
+                r.techniques.offload_optimizer
+                    ? ",\n    \"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}"
+                    : "",
+                r.techniques.offload_params && p.zero == 3
+                    ? ",\n    \"offload_param\": {\"device\": \"cpu\", \"pin_memory\": true}"
+                    : "");
+  return ds;
+}
+
+// The Trainer under DeepSpeed: its config file, and ZeRO-1 taken to DeepSpeed from FSDP.
+void AddDeepSpeed(const Request& r, const std::string& fw, Args* a, Launch* l) {
+  l->files.push_back({"ds_config.json", DeepSpeedConfig(r)});
+  a->emplace_back("--deepspeed", "ds_config.json");
+  if (r.techniques.recompute == Recompute::kFull) a->emplace_back("--gradient_checkpointing", "");
+  if (fw != "deepspeed") {
+    l->framework = "deepspeed";
+    l->notes.push_back("ZeRO-1 is DeepSpeed's (FSDP offers ZeRO-2 and ZeRO-3)");
+  }
+}
+
+// The Trainer under FSDP (ZeRO-2 or 3): its options and the auto-wrap config file.
+void AddFsdp(const Request& r, Args* a, Launch* l) {
+  const Parallel& p = r.parallel;
+  const bool full_recompute = r.techniques.recompute == Recompute::kFull;
+  l->framework = "pytorch_fsdp";
+  a->emplace_back("--fsdp", std::string("\"") + (p.zero == 3 ? "full_shard" : "shard_grad_op") +
+                                (r.techniques.offload_params ? " offload" : "") + " auto_wrap\"");
+  a->emplace_back("--fsdp_config", "fsdp_config.json");
+  l->files.push_back({"fsdp_config.json", "{\n  \"transformer_layer_cls_to_wrap\": [\"" +
+                                              LayerClass(r.model.family) +
+                                              "\"],\n  \"activation_checkpointing\": " +
+                                              (full_recompute ? "true" : "false") + "\n}\n"});
+}
+
+// The Trainer under plain DDP (ZeRO 0, or one data-parallel rank).
+void AddDdp(const Request& r, Args* a, Launch* l) {
+  l->framework = "pytorch_fsdp";
+  if (r.techniques.recompute == Recompute::kFull) a->emplace_back("--gradient_checkpointing", "");
+  if (r.parallel.Dp() > 1)
+    l->notes.push_back(
+        "ZeRO 0: plain DistributedDataParallel, which torchrun "
+        "and the Trainer set up without further options");
+}
+
+// Hugging Face Trainer under torchrun: DDP, FSDP (ZeRO-2/3) or DeepSpeed (any stage).
+void TrainerLaunch(const Request& r, const Estimate& e, const std::string& fw,
+                   const std::string& repo, Launch* l) {
+  const Workload& w = r.workload;
+  const Parallel& p = r.parallel;
+  const bool fp16 = r.precision.weights == WeightFormat::kFp16;
   Args a = {{"--model_name_or_path", repo},
             {"--per_device_train_batch_size", N(w.micro_batch)},
             {"--gradient_accumulation_steps", N(w.grad_accum)},
@@ -240,69 +303,44 @@ Launch Training(const Request& r, const Estimate& e, const std::string& fw) {
             {"--output_dir", "out"}};
   const bool deepspeed = fw == "deepspeed" || p.zero == 1;
   if (p.tp > 1 || p.pp > 1 || p.cp > 1) {
-    l.notes.push_back(
+    l->notes.push_back(
         "tp/pp/cp > 1 is not a Trainer option: run this layout with Megatron-LM "
         "or torchtitan; the command covers its data-parallel part");
   }
   if (deepspeed) {
-    char ds[1024];
-    std::snprintf(ds, sizeof ds,
-                  "{\n"
-                  "  \"train_micro_batch_size_per_gpu\": %lld,\n"
-                  "  \"gradient_accumulation_steps\": %lld,\n"
-                  "  \"%s\": {\"enabled\": true},\n"
-                  "  \"gradient_clipping\": 1.0,\n"
-                  "  \"zero_optimization\": {\n"
-                  "    \"stage\": %d,\n"
-                  "    \"contiguous_gradients\": true,\n"
-                  "    \"overlap_comm\": %s,\n"
-                  "    \"reduce_bucket_size\": 500000000%s%s\n"
-                  "  }\n"
-                  "}\n",
-                  static_cast<long long>(w.micro_batch), static_cast<long long>(w.grad_accum),
-                  fp16 ? "fp16" : "bf16", p.zero, p.zero == 3 ? "true" : "false",
-                  r.techniques.offload_optimizer
-                      ? ",\n    \"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}"
-                      : "",
-                  r.techniques.offload_params && p.zero == 3
-                      ? ",\n    \"offload_param\": {\"device\": \"cpu\", \"pin_memory\": true}"
-                      : "");
-    l.files.push_back({"ds_config.json", ds});
-    a.emplace_back("--deepspeed", "ds_config.json");
-    if (r.techniques.recompute == Recompute::kFull) a.emplace_back("--gradient_checkpointing", "");
-    if (fw != "deepspeed") {
-      l.framework = "deepspeed";
-      l.notes.push_back("ZeRO-1 is DeepSpeed's (FSDP offers ZeRO-2 and ZeRO-3)");
-    }
+    AddDeepSpeed(r, fw, &a, l);
   } else if (p.zero >= 2 && p.Dp() > 1) {
-    l.framework = "pytorch_fsdp";
-    a.emplace_back("--fsdp", std::string("\"") + (p.zero == 3 ? "full_shard" : "shard_grad_op") +
-                                 (r.techniques.offload_params ? " offload" : "") + " auto_wrap\"");
-    a.emplace_back("--fsdp_config", "fsdp_config.json");
-    l.files.push_back({"fsdp_config.json", "{\n  \"transformer_layer_cls_to_wrap\": [\"" +
-                                               LayerClass(r.model.family) +
-                                               "\"],\n  \"activation_checkpointing\": " +
-                                               (full_recompute ? "true" : "false") + "\n}\n"});
+    AddFsdp(r, &a, l);
   } else {
-    l.framework = "pytorch_fsdp";
-    if (full_recompute) a.emplace_back("--gradient_checkpointing", "");
-    if (p.Dp() > 1)
-      l.notes.push_back(
-          "ZeRO 0: plain DistributedDataParallel, which torchrun "
-          "and the Trainer set up without further options");
+    AddDdp(r, &a, l);
   }
   if (w.IsPeft()) {
-    l.notes.push_back("train.py applies the adapters: peft LoraConfig(r=" + N(w.lora_rank) +
-                      ", target_modules=...)" +
-                      (w.kind == WorkloadKind::kQlora
-                           ? " on a BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="
-                             "\"nf4\") base"
-                           : ""));
+    l->notes.push_back("train.py applies the adapters: peft LoraConfig(r=" + N(w.lora_rank) +
+                       ", target_modules=...)" +
+                       (w.kind == WorkloadKind::kQlora
+                            ? " on a BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="
+                              "\"nf4\") base"
+                            : ""));
   }
-  l.notes.push_back(
+  l->notes.push_back(
       "train.py is a Hugging Face Trainer script (HfArgumentParser over "
       "TrainingArguments); the dataset and max steps are yours");
-  l.command = Join(Torchrun(e, p, "train.py"), a);
+  l->command = Join(Torchrun(e, p, "train.py"), a);
+}
+
+Launch Training(const Request& r, const Estimate& e, const std::string& fw) {
+  Launch l;
+  l.framework = fw;
+  const std::string repo = Repo(r, &l.notes);
+  if (fw == "megatron") {
+    l.command = Join(Torchrun(e, r.parallel, "pretrain_gpt.py"), MegatronArgs(r));
+    l.notes.push_back(
+        "add the data and tokenizer options (--data-path, --tokenizer-type, ...) "
+        "and the model's position embedding and bias options; --train-iters "
+        "follows the run's tokens / (global batch x seq length)");
+    return l;
+  }
+  TrainerLaunch(r, e, fw, repo, &l);
   return l;
 }
 

@@ -88,6 +88,105 @@ Json ShareJson(const FleetShare& s) {
   return out;
 }
 
+void ReadWorkloads(Fields* top, const LoadedCatalog& catalog, const ReadContext& ctx,
+                   ParsedFleet* out) {
+  const Json* list = top->Raw("workloads");
+  if (list == nullptr || !list->is_array() || list->empty() || list->size() > kMaxWorkloads) {
+    ctx.Error(list == nullptr ? "missing_field" : "out_of_range", "/workloads",
+              "must be a list of 1 to 16 workloads, each {name, request, every_days | "
+              "requests_per_run | concurrency_by_hour}");
+    return;
+  }
+  Json& norm = out->normalized["workloads"] = Json::array();
+  for (size_t i = 0; i < list->size(); ++i) {
+    FleetWorkload w;
+    Json one = Json::object();
+    if (ReadWorkload((*list)[i], i, catalog, ctx, &w, &one)) out->fleet.workloads.push_back(w);
+    norm.push_back(one);
+  }
+}
+
+// Money: the user's currency and exchange rate, and their own price list.
+void ReadMoney(Fields* top, const LoadedCatalog& catalog, const ReadContext& ctx,
+               ParsedFleet* out) {
+  FleetMoney& money = out->fleet.money;
+  if (const Json* c = top->Raw("currency")) {
+    Fields cur(c, "/currency", ctx, &out->normalized["currency"]);
+    money.currency = cur.String("code", 8).value_or("USD");
+    money.per_usd = cur.NumberOr("per_usd", 1, 1e-6, 1e6);
+    cur.RejectUnknown();
+  }
+  if (const Json* prices = top->Raw("prices")) {
+    if (!prices->is_object()) {
+      ctx.Error("wrong_type", "/prices", "must be an object of card id -> price per card-hour");
+    } else {
+      ReadCardNumbers(*prices, "/prices", catalog, ctx, 1e7, "a price per card-hour from 0 to 10^7",
+                      &money.hourly);
+      out->normalized["prices"] = *prices;
+    }
+  }
+}
+
+// Buying the cards. Returns the one purchase price given for every card, -1 when none was (a
+// price per card id is read into the ownership).
+double ReadOwnership(const Json& own, const LoadedCatalog& catalog, const ReadContext& ctx,
+                     ParsedFleet* out) {
+  double purchase_for_all = -1;
+  Fields o(&own, "/ownership", ctx, &out->normalized["ownership"]);
+  FleetOwnership& w = out->fleet.ownership;
+  // One price for one card type, or {card id: price} for several: one figure for an L4 and a
+  // B200 alike would rank nothing.
+  const Json* price = o.Raw("purchase_per_card");
+  const std::string at = "/ownership/purchase_per_card";
+  auto good = [](const Json& v) {
+    return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= 1e9;
+  };
+  if (price == nullptr) {
+    ctx.Error("missing_field", at, "is needed to price owning");
+  } else if (price->is_object()) {
+    ReadCardNumbers(*price, at, catalog, ctx, 1e9, "a price from 0 to 10^9", &w.purchase);
+  } else if (good(*price)) {
+    purchase_for_all = price->get<double>();
+  } else {
+    ctx.Error("out_of_range", at,
+              "must be a price from 0 to 10^9, or {card id: price}, got " + Show(*price));
+  }
+  out->normalized["ownership"]["purchase_per_card"] = price != nullptr ? *price : Json(nullptr);
+  w.given = price != nullptr;
+  w.years = o.NumberOr("years", 3, 0.25, 30);
+  w.power_per_kwh = o.NumberOr("power_per_kwh", 0, 0, 1e4);
+  w.pue = o.NumberOr("pue", 1.4, 1, 5);
+  o.RejectUnknown();
+  return purchase_for_all;
+}
+
+// The cards to consider, and one card cap for every workload of the fleet.
+void ReadConstraints(const Json& c, const LoadedCatalog& catalog, const ReadContext& ctx,
+                     ParsedFleet* out) {
+  Fields cons(&c, "/constraints", ctx, &out->normalized["constraints"]);
+  if (const Json* gpus = cons.Raw("gpus")) {
+    if (!gpus->is_array() || gpus->empty() || gpus->size() > 4096) {
+      ctx.Error("wrong_type", "/constraints/gpus", "must be a list of catalog card ids");
+    } else {
+      for (size_t i = 0; i < gpus->size(); ++i) {
+        const Json& id = (*gpus)[i];
+        const GpuSpec* g = id.is_string() ? catalog.FindGpu(id.get<std::string>()) : nullptr;
+        if (g == nullptr) {
+          ctx.Error("unknown_gpu", "/constraints/gpus/" + std::to_string(i),
+                    "is not a card in catalog " + catalog.version + ", got " + Show(id));
+        } else {
+          out->cards.push_back(*g);
+        }
+      }
+      out->normalized["constraints"]["gpus"] = *gpus;
+    }
+  }
+  if (const auto max = cons.Int("max_gpus", 1, 65536)) {
+    for (FleetWorkload& w : out->fleet.workloads) w.request.constraints.max_gpus = *max;
+  }
+  cons.RejectUnknown();
+}
+
 }  // namespace
 
 bool ParseFleet(std::string_view text, const LoadedCatalog& catalog, ParsedFleet* out,
@@ -98,91 +197,13 @@ bool ParseFleet(std::string_view text, const LoadedCatalog& catalog, ParsedFleet
   const ReadContext ctx{errors, nullptr};
   Fields top(&*doc, "", ctx, &out->normalized);
   if (!top.ok()) return false;
-  const Json* list = top.Raw("workloads");
-  if (list == nullptr || !list->is_array() || list->empty() || list->size() > kMaxWorkloads) {
-    ctx.Error(list == nullptr ? "missing_field" : "out_of_range", "/workloads",
-              "must be a list of 1 to 16 workloads, each {name, request, every_days | "
-              "requests_per_run | concurrency_by_hour}");
-  } else {
-    Json& norm = out->normalized["workloads"] = Json::array();
-    for (size_t i = 0; i < list->size(); ++i) {
-      FleetWorkload w;
-      Json one = Json::object();
-      if (ReadWorkload((*list)[i], i, catalog, ctx, &w, &one)) out->fleet.workloads.push_back(w);
-      norm.push_back(one);
-    }
-  }
+  ReadWorkloads(&top, catalog, ctx, out);
   out->fleet.growth = top.NumberOr("growth", 1, 0.01, 100);
+  ReadMoney(&top, catalog, ctx, out);
   double purchase_for_all = -1;
-  // Money: the user's currency and exchange rate, their own price list, and buying.
-  FleetMoney& money = out->fleet.money;
-  if (const Json* c = top.Raw("currency")) {
-    Fields cur(c, "/currency", ctx, &out->normalized["currency"]);
-    money.currency = cur.String("code", 8).value_or("USD");
-    money.per_usd = cur.NumberOr("per_usd", 1, 1e-6, 1e6);
-    cur.RejectUnknown();
-  }
-  if (const Json* prices = top.Raw("prices")) {
-    if (!prices->is_object()) {
-      ctx.Error("wrong_type", "/prices", "must be an object of card id -> price per card-hour");
-    } else {
-      ReadCardNumbers(*prices, "/prices", catalog, ctx, 1e7, "a price per card-hour from 0 to 10^7",
-                      &money.hourly);
-      out->normalized["prices"] = *prices;
-    }
-  }
-  if (const Json* own = top.Raw("ownership")) {
-    Fields o(own, "/ownership", ctx, &out->normalized["ownership"]);
-    FleetOwnership& w = out->fleet.ownership;
-    // One price for one card type, or {card id: price} for several: one figure for an L4 and a
-    // B200 alike would rank nothing.
-    const Json* price = o.Raw("purchase_per_card");
-    const std::string at = "/ownership/purchase_per_card";
-    auto good = [](const Json& v) {
-      return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= 1e9;
-    };
-    if (price == nullptr) {
-      ctx.Error("missing_field", at, "is needed to price owning");
-    } else if (price->is_object()) {
-      ReadCardNumbers(*price, at, catalog, ctx, 1e9, "a price from 0 to 10^9", &w.purchase);
-    } else if (good(*price)) {
-      purchase_for_all = price->get<double>();
-    } else {
-      ctx.Error("out_of_range", at,
-                "must be a price from 0 to 10^9, or {card id: price}, got " + Show(*price));
-    }
-    out->normalized["ownership"]["purchase_per_card"] = price != nullptr ? *price : Json(nullptr);
-    w.given = price != nullptr;
-    w.years = o.NumberOr("years", 3, 0.25, 30);
-    w.power_per_kwh = o.NumberOr("power_per_kwh", 0, 0, 1e4);
-    w.pue = o.NumberOr("pue", 1.4, 1, 5);
-    o.RejectUnknown();
-  }
-  if (const Json* c = top.Raw("constraints")) {
-    Fields cons(c, "/constraints", ctx, &out->normalized["constraints"]);
-    if (const Json* gpus = cons.Raw("gpus")) {
-      if (!gpus->is_array() || gpus->empty() || gpus->size() > 4096) {
-        ctx.Error("wrong_type", "/constraints/gpus", "must be a list of catalog card ids");
-      } else {
-        for (size_t i = 0; i < gpus->size(); ++i) {
-          const Json& id = (*gpus)[i];
-          const GpuSpec* g = id.is_string() ? catalog.FindGpu(id.get<std::string>()) : nullptr;
-          if (g == nullptr) {
-            ctx.Error("unknown_gpu", "/constraints/gpus/" + std::to_string(i),
-                      "is not a card in catalog " + catalog.version + ", got " + Show(id));
-          } else {
-            out->cards.push_back(*g);
-          }
-        }
-        out->normalized["constraints"]["gpus"] = *gpus;
-      }
-    }
-    // One card cap for every workload of the fleet.
-    if (const auto max = cons.Int("max_gpus", 1, 65536)) {
-      for (FleetWorkload& w : out->fleet.workloads) w.request.constraints.max_gpus = *max;
-    }
-    cons.RejectUnknown();
-  }
+  if (const Json* own = top.Raw("ownership"))
+    purchase_for_all = ReadOwnership(*own, catalog, ctx, out);
+  if (const Json* c = top.Raw("constraints")) ReadConstraints(*c, catalog, ctx, out);
   if (out->cards.empty()) out->cards = catalog.gpus;
   if (purchase_for_all >= 0) {
     if (out->cards.size() != 1) {

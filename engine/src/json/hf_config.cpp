@@ -11,7 +11,6 @@ namespace {
 
 constexpr int64_t kMaxDim = int64_t{1} << 24;  // 16M: far above any real width or vocabulary
 
-// Reads config fields that may be spelled several ways (hidden_size / n_embd / d_model).
 // The period of a layer_types list whose global ("full_attention") layers close each
 // period (k - 1 local layers, then one global): k; 1 when every layer is local; -1 when every
 // layer is global; 0 when the list is not of that form.
@@ -38,6 +37,7 @@ int64_t PatternOf(const Json& types) {
   return k;
 }
 
+// Reads config fields that may be spelled several ways (hidden_size / n_embd / d_model).
 class HfReader {
  public:
   HfReader(const Json& c, std::string path, const ReadContext& ctx)
@@ -145,6 +145,14 @@ bool DefaultTied(const std::string& family) {
   return untied.count(family) == 0;
 }
 
+// GPT-2 and GPTBigCode: learned position tables under n_positions.
+bool IsGptStyle(const std::string& family) { return family == "gpt2" || family == "gpt_bigcode"; }
+
+// The families with LayerNorm and a plain MLP; the rest are Llama-style.
+bool UsesLayerNorm(const std::string& family) {
+  return IsGptStyle(family) || family == "opt" || family == "bloom" || family == "falcon";
+}
+
 // Every dimension is bounded on its own; their products are not. Refuse models beyond 10^15
 // parameters (a thousand times today's largest) before any integer arithmetic can overflow.
 bool SizeIsSane(const ModelSpec& m, const std::string& path, const ReadContext& ctx) {
@@ -166,6 +174,202 @@ bool SizeIsSane(const ModelSpec& m, const std::string& path, const ReadContext& 
   return true;
 }
 
+// The model_type, or the outer config's when text_config has none, and the norm and MLP kind it
+// implies.
+void ReadFamily(const Json& config, bool nested, const std::string& path, const ReadContext& ctx,
+                const HfReader& r, ModelSpec* m, std::vector<Note>* warnings) {
+  m->family = r.Str("model_type");
+  if (m->family.empty() && nested) m->family = HfReader(config, path, ctx).Str("model_type");
+  const std::string& f = m->family;
+  if (KnownFamilies().count(f) == 0) {
+    warnings->push_back(Note{"unknown_model_family",
+                             {},
+                             "model_type '" + f.substr(0, 40) +
+                                 "' is not one gpuplan knows; read as a Llama-style model "
+                                 "(gated MLP, RMSNorm, no biases): check the parameter count"});
+  }
+  const bool layer_norm = UsesLayerNorm(f);
+  m->norm = layer_norm ? NormKind::kLayer : NormKind::kRms;
+  m->mlp = layer_norm ? MlpKind::kPlain : MlpKind::kGated;
+}
+
+// Falcon's own field names: the key/value heads, the layer's norms, biases and MLP width.
+void ReadFalcon(HfReader& r, ModelSpec* m) {
+  const bool new_arch = r.Bool({"new_decoder_architecture"}).value_or(false);
+  const bool multi_query = r.Bool({"multi_query"}).value_or(true);
+  m->kv_heads =
+      new_arch ? r.Int({"num_kv_heads"}, false).value_or(m->heads) : (multi_query ? 1 : m->heads);
+  const bool parallel = r.Bool({"parallel_attn"}).value_or(true);
+  m->norms_per_layer = new_arch ? 2 : (parallel ? 1 : 2);
+  const bool bias = r.Bool({"bias"}).value_or(false);
+  m->qkv_bias = m->o_bias = m->mlp_bias = bias;
+  m->intermediate = r.Int({"ffn_hidden_size"}, false).value_or(4 * m->hidden);
+}
+
+// Key/value heads (GQA field names, MQA flags, or full multi-head attention), the MLP width and
+// the biases each family puts on its projections.
+void ReadAttentionAndMlp(HfReader& r, ModelSpec* m) {
+  const std::string& f = m->family;
+  const bool layer_norm = UsesLayerNorm(f);
+  if (f == "falcon") {
+    ReadFalcon(r, m);
+  } else if (f == "gpt_bigcode") {
+    m->kv_heads = r.Bool({"multi_query"}).value_or(true) ? 1 : m->heads;
+  } else {
+    m->kv_heads = r.Int({"num_key_value_heads", "num_kv_heads"}, false).value_or(m->heads);
+    if (r.Find({"num_key_value_heads", "num_kv_heads"}) == nullptr)
+      r.Defaulted("num_key_value_heads");
+  }
+  if (f != "falcon") {
+    const auto inter = r.Int({"intermediate_size", "ffn_dim", "n_inner"}, !layer_norm);
+    m->intermediate = inter.value_or(4 * m->hidden);
+    if (!inter) r.Defaulted("n_inner");
+  }
+  if (layer_norm && f != "falcon") {
+    // GPT-2, GPTBigCode, OPT and BLOOM put biases on every projection.
+    const bool bias = r.Bool({"enable_bias"}).value_or(true);
+    m->qkv_bias = m->o_bias = m->mlp_bias = bias;
+  }
+  if (f == "llama") {
+    m->qkv_bias = m->o_bias = r.Bool({"attention_bias"}).value_or(false);
+    m->mlp_bias = r.Bool({"mlp_bias"}).value_or(false);
+  }
+  if (f == "qwen2" || f == "qwen2_moe") m->qkv_bias = true;  // Qwen2Attention: q/k/v bias=True
+  if (f == "qwen3" || f == "qwen3_moe") {
+    m->qk_norm = true;
+    m->qkv_bias = m->o_bias = r.Bool({"attention_bias"}).value_or(false);
+  }
+}
+
+// Norms, position tables and embeddings where a family departs from Llama's.
+void ReadNormsAndEmbeddings(HfReader& r, ModelSpec* m, std::vector<Note>* warnings) {
+  const std::string& f = m->family;
+  if (f == "gemma2") m->norms_per_layer = 4;  // input, post-attention, pre- and post-feedforward
+  if (IsGptStyle(f))
+    m->position_embeddings = r.Int({"n_positions", "max_position_embeddings"}, false).value_or(0);
+  if (f == "opt") {
+    // OPTLearnedPositionalEmbedding keeps 2 extra rows (the padding offset).
+    m->position_embeddings = r.Int({"max_position_embeddings"}, false).value_or(2048) + 2;
+    m->final_norm = r.Bool({"do_layer_norm_before"}).value_or(true);
+    const auto proj = r.Int({"word_embed_proj_dim"}, false);
+    if (proj && *proj != m->hidden) {
+      warnings->push_back(Note{"opt_projection_ignored",
+                               {{"word_embed_proj_dim", static_cast<double>(*proj)}},
+                               "OPT's word_embed_proj_dim projections are not counted"});
+    }
+  }
+  if (f == "bloom") m->embedding_norm = true;
+  m->tied_embeddings = r.Bool({"tie_word_embeddings"}).value_or(DefaultTied(f));
+  r.Defaulted("tie_word_embeddings");
+}
+
+// Sliding-window attention: Mistral v0.1 on every layer, Gemma 2 on every other layer; Qwen2
+// configs carry a window that use_sliding_window (false) switches off.
+void ReadSlidingWindow(HfReader& r, const std::string& base, ModelSpec* m,
+                       std::vector<Note>* warnings) {
+  const bool window_on = r.Bool({"use_sliding_window"}).value_or(true);
+  if (window_on) m->sliding_window = r.Int({"sliding_window"}, false, 1).value_or(0);
+  if (m->sliding_window <= 0) return;
+  // Which layers are local: layer_types when the config lists them, else Gemma 2's every
+  // other layer (transformers: layer_idx % 2 == 0 is local), else sliding_window_pattern
+  // (Gemma 3), else every layer.
+  const Json* types = r.Find({"layer_types"});
+  if (types != nullptr && types->is_array() && !types->empty()) {
+    m->sliding_pattern = PatternOf(*types);
+    if (m->sliding_pattern < 0) {  // no local layer: the window is never used
+      m->sliding_window = 0;
+      m->sliding_pattern = 1;
+    } else if (m->sliding_pattern == 0) {
+      m->sliding_window = 0;
+      m->sliding_pattern = 1;
+      warnings->push_back(Note{"layer_types_irregular",
+                               {},
+                               "layer_types is not a repeating local/global pattern: every "
+                               "layer is counted as full attention, an upper bound",
+                               base + "/layer_types"});
+    }
+  } else if (m->family == "gemma2") {
+    m->sliding_pattern = 2;
+  } else {
+    m->sliding_pattern = r.Int({"sliding_window_pattern"}, false, 1, 1 << 16).value_or(1);
+  }
+}
+
+// Qwen2-MoE and Qwen3-MoE: routed experts, the dense layers, one gated shared expert.
+void ReadQwenMoe(HfReader& r, ModelSpec* m) {
+  m->moe.experts = r.Int({"num_experts"}, true).value_or(0);
+  m->moe.experts_per_token = r.Int({"num_experts_per_tok"}, true).value_or(0);
+  m->moe.expert_intermediate = r.Int({"moe_intermediate_size"}, true).value_or(0);
+  m->moe.layer_freq = r.Int({"decoder_sparse_step"}, false).value_or(1);
+  m->moe.layer_offset = 1;  // Qwen2MoeDecoderLayer: (layer_idx + 1) % decoder_sparse_step == 0
+  const Json* only = r.Find({"mlp_only_layers"});
+  if (only != nullptr && only->is_array() && only->size() <= 4096) {
+    for (const auto& i : *only) {
+      if (i.is_number_integer()) m->moe.dense_layers.push_back(i.get<int64_t>());
+    }
+  }
+  const auto shared = r.Int({"shared_expert_intermediate_size"}, false, 0);
+  if (shared && *shared > 0) {
+    m->moe.shared_experts = 1;
+    m->moe.shared_intermediate = *shared;
+    m->moe.shared_gate = true;
+  }
+}
+
+// DeepSeek-V2 and V3: routed and shared experts, and multi-head latent attention.
+void ReadDeepSeek(HfReader& r, ModelSpec* m) {
+  m->moe.experts = r.Int({"n_routed_experts"}, true).value_or(0);
+  m->moe.experts_per_token = r.Int({"num_experts_per_tok"}, true).value_or(0);
+  m->moe.expert_intermediate = r.Int({"moe_intermediate_size"}, true).value_or(0);
+  m->moe.shared_experts = r.Int({"n_shared_experts"}, false, 0).value_or(0);
+  m->moe.shared_intermediate = m->moe.expert_intermediate;
+  m->moe.first_dense_layers = r.Int({"first_k_dense_replace"}, false, 0).value_or(0);
+  m->moe.layer_freq = r.Int({"moe_layer_freq"}, false).value_or(1);
+  m->moe.router_bias = m->family == "deepseek_v3";  // e_score_correction_bias
+  m->mla.q_lora_rank = r.Int({"q_lora_rank"}, false, 0).value_or(0);
+  m->mla.kv_lora_rank = r.Int({"kv_lora_rank"}, true).value_or(0);
+  m->mla.qk_nope_head_dim = r.Int({"qk_nope_head_dim"}, true).value_or(0);
+  m->mla.qk_rope_head_dim = r.Int({"qk_rope_head_dim"}, true).value_or(0);
+  m->mla.v_head_dim = r.Int({"v_head_dim"}, true).value_or(0);
+  m->kv_heads = m->heads;
+  m->head_dim = m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim;
+}
+
+// Mixture of experts, by family.
+void ReadMoe(HfReader& r, ModelSpec* m) {
+  const std::string& f = m->family;
+  if (f == "mixtral") {
+    m->moe.experts = r.Int({"num_local_experts"}, true).value_or(0);
+    m->moe.experts_per_token = r.Int({"num_experts_per_tok"}, true).value_or(0);
+    m->moe.expert_intermediate = m->intermediate;
+  } else if (f == "qwen2_moe" || f == "qwen3_moe") {
+    ReadQwenMoe(r, m);
+  } else if (f == "deepseek_v2" || f == "deepseek_v3") {
+    ReadDeepSeek(r, m);
+  }
+}
+
+// The checks across fields, once every field is read.
+bool IsConsistent(const ModelSpec& m, const std::string& base, const ReadContext& ctx) {
+  if (m.kv_heads < 1 || m.kv_heads > m.heads || m.heads % m.kv_heads != 0) {
+    ctx.Error("out_of_range", base + "/num_key_value_heads",
+              "must divide num_attention_heads (" + std::to_string(m.heads) + "), got " +
+                  std::to_string(m.kv_heads));
+    return false;
+  }
+  if (m.head_dim < 1) {
+    ctx.Error("out_of_range", base + "/head_dim", "could not be derived: give head_dim");
+    return false;
+  }
+  if (m.IsMoe() && (m.moe.experts_per_token < 1 || m.moe.experts_per_token > m.moe.experts)) {
+    ctx.Error(
+        "out_of_range", base + "/num_experts_per_tok",
+        "must be between 1 and the number of experts (" + std::to_string(m.moe.experts) + ")");
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string& path,
@@ -182,175 +386,24 @@ std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string
   HfReader r(c, base, ctx);
 
   ModelSpec m;
-  m.family = r.Str("model_type");
-  if (m.family.empty() && nested) m.family = HfReader(config, path, ctx).Str("model_type");
-  const std::string f = m.family;
-  if (KnownFamilies().count(f) == 0) {
-    warnings->push_back(Note{"unknown_model_family",
-                             {},
-                             "model_type '" + f.substr(0, 40) +
-                                 "' is not one gpuplan knows; read as a Llama-style model "
-                                 "(gated MLP, RMSNorm, no biases): check the parameter count"});
-  }
-  const bool gpt_style = f == "gpt2" || f == "gpt_bigcode";
-  const bool layer_norm = gpt_style || f == "opt" || f == "bloom" || f == "falcon";
-  m.norm = layer_norm ? NormKind::kLayer : NormKind::kRms;
-  m.mlp = layer_norm ? MlpKind::kPlain : MlpKind::kGated;
-
+  ReadFamily(config, nested, path, ctx, r, &m, warnings);
   m.hidden = r.Int({"hidden_size", "n_embd", "n_embed", "d_model"}, true).value_or(0);
   m.layers = r.Int({"num_hidden_layers", "n_layer", "num_layers"}, true).value_or(0);
   m.heads = r.Int({"num_attention_heads", "n_head"}, true).value_or(0);
   m.vocab = r.Int({"vocab_size"}, true).value_or(0);
   if (r.failed()) return std::nullopt;
-
   const auto explicit_head_dim = r.Int({"head_dim"}, false);
   m.head_dim = explicit_head_dim.value_or(m.heads > 0 ? m.hidden / m.heads : 0);
 
-  // Key/value heads: GQA field names, MQA flags, or full multi-head attention.
-  if (f == "falcon") {
-    const bool new_arch = r.Bool({"new_decoder_architecture"}).value_or(false);
-    const bool multi_query = r.Bool({"multi_query"}).value_or(true);
-    m.kv_heads =
-        new_arch ? r.Int({"num_kv_heads"}, false).value_or(m.heads) : (multi_query ? 1 : m.heads);
-    const bool parallel = r.Bool({"parallel_attn"}).value_or(true);
-    m.norms_per_layer = new_arch ? 2 : (parallel ? 1 : 2);
-    const bool bias = r.Bool({"bias"}).value_or(false);
-    m.qkv_bias = m.o_bias = m.mlp_bias = bias;
-    m.intermediate = r.Int({"ffn_hidden_size"}, false).value_or(4 * m.hidden);
-  } else if (f == "gpt_bigcode") {
-    m.kv_heads = r.Bool({"multi_query"}).value_or(true) ? 1 : m.heads;
-  } else {
-    m.kv_heads = r.Int({"num_key_value_heads", "num_kv_heads"}, false).value_or(m.heads);
-    if (r.Find({"num_key_value_heads", "num_kv_heads"}) == nullptr)
-      r.Defaulted("num_key_value_heads");
-  }
-
-  if (f != "falcon") {
-    const auto inter = r.Int({"intermediate_size", "ffn_dim", "n_inner"}, !layer_norm);
-    m.intermediate = inter.value_or(4 * m.hidden);
-    if (!inter) r.Defaulted("n_inner");
-  }
-  if (layer_norm && f != "falcon") {
-    // GPT-2, GPTBigCode, OPT and BLOOM put biases on every projection.
-    const bool bias = r.Bool({"enable_bias"}).value_or(true);
-    m.qkv_bias = m.o_bias = m.mlp_bias = bias;
-  }
-  if (f == "llama") {
-    m.qkv_bias = m.o_bias = r.Bool({"attention_bias"}).value_or(false);
-    m.mlp_bias = r.Bool({"mlp_bias"}).value_or(false);
-  }
-  if (f == "qwen2" || f == "qwen2_moe") m.qkv_bias = true;  // Qwen2Attention: q/k/v bias=True
-  if (f == "qwen3" || f == "qwen3_moe") {
-    m.qk_norm = true;
-    m.qkv_bias = m.o_bias = r.Bool({"attention_bias"}).value_or(false);
-  }
-  if (f == "gemma2") m.norms_per_layer = 4;  // input, post-attention, pre- and post-feedforward
-  if (gpt_style)
-    m.position_embeddings = r.Int({"n_positions", "max_position_embeddings"}, false).value_or(0);
-  if (f == "opt") {
-    // OPTLearnedPositionalEmbedding keeps 2 extra rows (the padding offset).
-    m.position_embeddings = r.Int({"max_position_embeddings"}, false).value_or(2048) + 2;
-    m.final_norm = r.Bool({"do_layer_norm_before"}).value_or(true);
-    const auto proj = r.Int({"word_embed_proj_dim"}, false);
-    if (proj && *proj != m.hidden) {
-      warnings->push_back(Note{"opt_projection_ignored",
-                               {{"word_embed_proj_dim", static_cast<double>(*proj)}},
-                               "OPT's word_embed_proj_dim projections are not counted"});
-    }
-  }
-  if (f == "bloom") m.embedding_norm = true;
-  m.tied_embeddings = r.Bool({"tie_word_embeddings"}).value_or(DefaultTied(f));
-  r.Defaulted("tie_word_embeddings");
-  // Sliding-window attention: Mistral v0.1 on every layer, Gemma 2 on every other layer; Qwen2
-  // configs carry a window that use_sliding_window (false) switches off.
-  const bool window_on = r.Bool({"use_sliding_window"}).value_or(true);
-  if (window_on) m.sliding_window = r.Int({"sliding_window"}, false, 1).value_or(0);
-  // Which layers are local: layer_types when the config lists them, else Gemma 2's every
-  // other layer (transformers: layer_idx % 2 == 0 is local), else sliding_window_pattern
-  // (Gemma 3), else every layer.
-  if (m.sliding_window > 0) {
-    const Json* types = r.Find({"layer_types"});
-    if (types != nullptr && types->is_array() && !types->empty()) {
-      m.sliding_pattern = PatternOf(*types);
-      if (m.sliding_pattern < 0) {  // no local layer: the window is never used
-        m.sliding_window = 0;
-        m.sliding_pattern = 1;
-      } else if (m.sliding_pattern == 0) {
-        m.sliding_window = 0;
-        m.sliding_pattern = 1;
-        warnings->push_back(Note{"layer_types_irregular",
-                                 {},
-                                 "layer_types is not a repeating local/global pattern: every "
-                                 "layer is counted as full attention, an upper bound",
-                                 base + "/layer_types"});
-      }
-    } else if (f == "gemma2") {
-      m.sliding_pattern = 2;
-    } else {
-      m.sliding_pattern = r.Int({"sliding_window_pattern"}, false, 1, 1 << 16).value_or(1);
-    }
-  }
+  ReadAttentionAndMlp(r, &m);
+  ReadNormsAndEmbeddings(r, &m, warnings);
+  ReadSlidingWindow(r, base, &m, warnings);
   m.max_context = r.Int({"max_position_embeddings", "n_positions", "seq_length"}, false, 1,
                         std::numeric_limits<int32_t>::max())
                       .value_or(0);
-
-  // Mixture of experts.
-  if (f == "mixtral") {
-    m.moe.experts = r.Int({"num_local_experts"}, true).value_or(0);
-    m.moe.experts_per_token = r.Int({"num_experts_per_tok"}, true).value_or(0);
-    m.moe.expert_intermediate = m.intermediate;
-  } else if (f == "qwen2_moe" || f == "qwen3_moe") {
-    m.moe.experts = r.Int({"num_experts"}, true).value_or(0);
-    m.moe.experts_per_token = r.Int({"num_experts_per_tok"}, true).value_or(0);
-    m.moe.expert_intermediate = r.Int({"moe_intermediate_size"}, true).value_or(0);
-    m.moe.layer_freq = r.Int({"decoder_sparse_step"}, false).value_or(1);
-    m.moe.layer_offset = 1;  // Qwen2MoeDecoderLayer: (layer_idx + 1) % decoder_sparse_step == 0
-    const auto only = c.find("mlp_only_layers");
-    if (only != c.end() && only->is_array() && only->size() <= 4096) {
-      for (const auto& i : *only) {
-        if (i.is_number_integer()) m.moe.dense_layers.push_back(i.get<int64_t>());
-      }
-    }
-    const auto shared = r.Int({"shared_expert_intermediate_size"}, false, 0);
-    if (shared && *shared > 0) {
-      m.moe.shared_experts = 1;
-      m.moe.shared_intermediate = *shared;
-      m.moe.shared_gate = true;
-    }
-  } else if (f == "deepseek_v2" || f == "deepseek_v3") {
-    m.moe.experts = r.Int({"n_routed_experts"}, true).value_or(0);
-    m.moe.experts_per_token = r.Int({"num_experts_per_tok"}, true).value_or(0);
-    m.moe.expert_intermediate = r.Int({"moe_intermediate_size"}, true).value_or(0);
-    m.moe.shared_experts = r.Int({"n_shared_experts"}, false, 0).value_or(0);
-    m.moe.shared_intermediate = m.moe.expert_intermediate;
-    m.moe.first_dense_layers = r.Int({"first_k_dense_replace"}, false, 0).value_or(0);
-    m.moe.layer_freq = r.Int({"moe_layer_freq"}, false).value_or(1);
-    m.moe.router_bias = f == "deepseek_v3";  // e_score_correction_bias
-    m.mla.q_lora_rank = r.Int({"q_lora_rank"}, false, 0).value_or(0);
-    m.mla.kv_lora_rank = r.Int({"kv_lora_rank"}, true).value_or(0);
-    m.mla.qk_nope_head_dim = r.Int({"qk_nope_head_dim"}, true).value_or(0);
-    m.mla.qk_rope_head_dim = r.Int({"qk_rope_head_dim"}, true).value_or(0);
-    m.mla.v_head_dim = r.Int({"v_head_dim"}, true).value_or(0);
-    m.kv_heads = m.heads;
-    m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
-  }
+  ReadMoe(r, &m);
   if (r.failed()) return std::nullopt;
-  if (m.kv_heads < 1 || m.kv_heads > m.heads || m.heads % m.kv_heads != 0) {
-    ctx.Error("out_of_range", base + "/num_key_value_heads",
-              "must divide num_attention_heads (" + std::to_string(m.heads) + "), got " +
-                  std::to_string(m.kv_heads));
-    return std::nullopt;
-  }
-  if (m.head_dim < 1) {
-    ctx.Error("out_of_range", base + "/head_dim", "could not be derived: give head_dim");
-    return std::nullopt;
-  }
-  if (m.IsMoe() && (m.moe.experts_per_token < 1 || m.moe.experts_per_token > m.moe.experts)) {
-    ctx.Error(
-        "out_of_range", base + "/num_experts_per_tok",
-        "must be between 1 and the number of experts (" + std::to_string(m.moe.experts) + ")");
-    return std::nullopt;
-  }
+  if (!IsConsistent(m, base, ctx)) return std::nullopt;
   if (!SizeIsSane(m, path, ctx)) return std::nullopt;
   return m;
 }

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+// Which of seed 000's three mismatches (section 4) a measured run shows: memory short, memory
+// plentiful but throughput low, a low multi-card speed-up. The estimate's own diagnosis, before
+// anything is measured, is after/diagnosis.cpp.
+#include <string>
+
+#include "after/calibration_steps.h"
+#include "after/remedies.h"
+#include "core/format.h"
+
+namespace gpuplan::calibration {
+namespace {
+
+using text::D;
+using text::Fmt;
+
+// A measured peak says how far short; an out-of-memory run without one, the estimate.
+Diagnosis MemoryShort(const Request& calibrated, const Estimate& after, double need, Context* c) {
+  const Request& r = c->request;
+  const Measurement& m = c->measured;
+  const double cap = r.gpu.memory_bytes;
+  const double need_bytes = m.peak_allocated_bytes > 0 ? need : after.total_with_headroom_bytes;
+  const double over = need_bytes / cap - 1;
+  const bool just = over <= remedies::kJustShort;
+  const std::string headroom = Fmt("%.0f%%", r.headroom * 100);
+  return {just ? "memory_just_short" : "memory_short",
+          "measurement",
+          {{"over_fraction", over}, {"need_bytes", need_bytes}, {"capacity_bytes", cap}},
+          (m.out_of_memory ? std::string("the run ran out of memory")
+                           : "the measured peak leaves less than the " + headroom + " headroom") +
+              (just ? ": cheap levers first, a bigger card last"
+                    : ": too far for the cheap levers alone; a bigger card or more cards") +
+              " (each remedy checked with the calibrated memory)",
+          remedies::Memory(calibrated, need_bytes)};
+}
+
+// Low utilisation, or a rate or latency worse than the estimate beyond the success line.
+bool SlowerThanEstimated(const Context& c) {
+  bool slow = c.measured.gpu_utilization >= 0 && c.measured.gpu_utilization < kTargetUtilization;
+  for (const Comparison& x : c.out.comparisons) {
+    const bool rate = x.quantity.rfind("tokens_per_s", 0) == 0;
+    const bool latency = x.quantity == "tpot_ms" || x.quantity == "ttft_ms";
+    if ((rate && x.error > kSuccessLine) || (latency && x.error < -kSuccessLine)) slow = true;
+  }
+  return slow;
+}
+
+void DiagnoseMemory(const Request& calibrated, const Estimate& after, Context* c) {
+  const Request& r = c->request;
+  const Measurement& m = c->measured;
+  const double cap = r.gpu.memory_bytes;
+  // The measured tensors plus the runtime part the estimate adds (context, NCCL, slack).
+  const double need = (m.peak_allocated_bytes + after.memory.per_gpu.runtime) * (1 + r.headroom);
+  const double share = MemoryShare(r, m);
+  const bool short_of_memory =
+      m.out_of_memory || (m.peak_allocated_bytes > 0 && need > cap) || share > 0.95;
+  if (short_of_memory) {
+    c->out.diagnosis.push_back(MemoryShort(calibrated, after, need, c));
+  } else if (share >= 0 && share < kTargetMemoryShare && SlowerThanEstimated(*c)) {
+    c->out.diagnosis.push_back(
+        {"throughput_low",
+         "measurement",
+         {{"memory_share", share}, {"gpu_utilization", m.gpu_utilization}},
+         "memory is plentiful (" + Fmt("%.0f%%", share * 100) +
+             ") but throughput is low: the bottleneck is reading or communication; check "
+             "the data pipeline first",
+         remedies::Throughput(calibrated, after)});
+  }
+}
+
+void DiagnoseSpeedup(const Request& calibrated, Context* c) {
+  const std::vector<Point>& points = c->points;
+  if (points.size() <= 1) return;
+  const Point base = points.front();
+  double worst = 1;
+  int64_t at = base.gpus;
+  for (size_t i = 1; i < points.size(); ++i) {
+    const double eff =
+        (points[i].tokens_per_s / base.tokens_per_s) / (D(points[i].gpus) / D(base.gpus));
+    if (eff < worst) {
+      worst = eff;
+      at = points[i].gpus;
+    }
+  }
+  if (worst >= remedies::kLowScaling) return;
+  const Request q = At(calibrated, at);
+  c->out.diagnosis.push_back(
+      {"speedup_low",
+       "measurement",
+       {{"scaling_efficiency", worst}, {"gpus", D(at)}},
+       "the measured speed-up on " + std::to_string(at) + " cards is " +
+           Fmt("%.0f%%", worst * 100) +
+           " of linear: most likely the interconnect or the sharding; measure again on "
+           "fewer cards",
+       remedies::Speedup(q, EstimateSetup(q, false))});
+}
+
+}  // namespace
+
+void Diagnose(const Request& calibrated, const Estimate& after, Context* c) {
+  DiagnoseMemory(calibrated, after, c);
+  DiagnoseSpeedup(calibrated, c);
+}
+
+}  // namespace gpuplan::calibration

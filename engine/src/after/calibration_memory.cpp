@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// The memory factors a measured peak fixes: the scale on the modelled parts (activations and
+// buffers), and the caching allocator's slack.
+#include <algorithm>
+
+#include "after/calibration_steps.h"
+
+namespace gpuplan::calibration {
+namespace {
+
+// The memory factor's upper bound (kMinFactor is the lower): past it the measured peak is not
+// the modelled parts' error but another setup's.
+constexpr double kMaxMemoryFactor = 10;
+
+}  // namespace
+
+void FitMemory(Context* c) {
+  const Measurement& m = c->measured;
+  if (m.peak_allocated_bytes <= 0) return;
+  // Uncalibrated parts: weights, gradients, optimizer states and KV cache are exact counts.
+  const Estimate plain = EstimateSetup(c->uncalibrated, false);
+  const MemoryBreakdown& b = plain.memory.per_gpu;
+  const double modelled = b.activations + b.buffers;
+  const double exact = b.Allocated() - modelled;
+  if (modelled < 0.01 * b.Allocated()) {
+    c->NotDerived("memory",
+                  "activations and buffers are under 1% of the estimate: the "
+                  "difference is not theirs to explain");
+    return;
+  }
+  const double s = (m.peak_allocated_bytes - exact) / modelled;
+  const double clamped = std::clamp(s, kMinFactor, kMaxMemoryFactor);
+  c->out.factors.memory = clamped;
+  if (clamped != s) {
+    c->AtBound("memory", clamped,
+               "the measured peak is outside what activations and buffers can account for");
+  } else {
+    c->Derived("memory", s,
+               "from the measured peak allocated: (peak - weights - gradients - optimizer "
+               "states - KV cache) / (activations + buffers)");
+  }
+}
+
+void FitAllocatorSlack(Context* c) {
+  const Measurement& m = c->measured;
+  if (m.peak_allocated_bytes <= 0 || m.peak_reserved_bytes <= 0) return;
+  const double slack = m.peak_reserved_bytes / m.peak_allocated_bytes - 1;
+  c->out.factors.allocator_slack = std::clamp(slack, 0.0, 1.0);
+  if (slack < 0 || slack > 1) {
+    c->AtBound("allocator_slack", c->out.factors.allocator_slack,
+               "reserved should lie between 1x and 2x allocated");
+  } else {
+    c->Derived("allocator_slack", slack, "= peak reserved / peak allocated - 1");
+  }
+}
+
+}  // namespace gpuplan::calibration
