@@ -145,14 +145,28 @@ TrainingFlops TrainingFlopsPerToken(const Request& r, const ParamCounts& c) {
   return f;
 }
 
-TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
+namespace {
+
+// What every part of a training step is timed from: one micro-batch's shape and how long its
+// compute takes spread evenly over the pipeline and on its busiest stage.
+struct StepShape {
+  int64_t micro_batches = 1;
+  double tokens_per_micro = 0;
+  double act_bytes = 2;     ///< bytes of one activation element on the wire
+  double first_layers = 0;  ///< layers on the first (fullest) stage
+  double micro_ideal = 0;   ///< one micro-batch's compute, evenly split
+  double micro_stage = 0;   ///< one micro-batch on the busiest stage
+};
+
+// FLOPs, the achieved peak, compute time and the pipeline bubble.
+StepShape ComputeAndBubble(const Request& r, const ParamCounts& c, const TrainingPolicy& policy,
+                           TrainingPerf* out) {
   const Parallel& p = r.parallel;
   const Workload& w = r.workload;
   const GpuSpec& g = r.gpu;
   const ModelSpec& m = r.model;
+  TrainingPerf& t = *out;
   const Efficiencies eff = DefaultEfficiencies(g);
-  const TrainingPolicy& policy = StackOf(r).training;
-  TrainingPerf t;
   t.flops = TrainingFlopsPerToken(r, c);
   t.peak_flops = MatmulPeak(g, r.precision.weights, true);
   t.efficiency = eff.train_compute;
@@ -169,7 +183,6 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
   const bool fp32 =
       r.precision.weights == WeightFormat::kFp32 || r.precision.weights == WeightFormat::kTf32;
   const double act_bytes = fp32 ? 4 : 2;
-  const int64_t dp = std::max<int64_t>(1, p.Dp());
   const int64_t micro_batches = std::max<int64_t>(1, w.grad_accum);
   const double tokens_per_micro = D(w.micro_batch) * D(w.seq_len);
 
@@ -197,31 +210,65 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
                           : micro_stage * D(p.pp - 1);
   t.bubble_s = fill + (micro_stage - micro_ideal) * D(micro_batches);
 
+  StepShape s;
+  s.micro_batches = micro_batches;
+  s.tokens_per_micro = tokens_per_micro;
+  s.act_bytes = act_bytes;
+  s.first_layers = first_layers;
+  s.micro_ideal = micro_ideal;
+  s.micro_stage = micro_stage;
+  return s;
+}
+
+void TensorParallelComm(const Request& r, const StepShape& s, TrainingPerf* out) {
+  const Parallel& p = r.parallel;
+  const GpuSpec& g = r.gpu;
+  const CalibrationFactors& cal = r.calibration;
+  TrainingPerf& t = *out;
   // Tensor parallel: two all-reduces of the b x s x h activations per layer forward, two
   // backward, two more when full recomputation repeats the forward (Megatron-LM); on the
   // intra-node link when the tp group fits in a node.
   t.tp_bandwidth = cal.interconnect *
                    (p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g, 1));
   if (p.tp > 1) {
-    const double bytes = tokens_per_micro / D(p.cp) * D(m.hidden) * act_bytes;
+    const double bytes = s.tokens_per_micro / D(p.cp) * D(r.model.hidden) * s.act_bytes;
     const int calls = r.techniques.recompute == Recompute::kFull ? 6 : 4;
-    t.tp_comm_s = D(micro_batches) * first_layers * calls *
+    t.tp_comm_s = D(s.micro_batches) * s.first_layers * calls *
                   AllReduceSeconds(bytes, p.tp, t.tp_bandwidth, SlowLink(g, p.tp));
   }
+}
 
+void ExpertParallelComm(const Request& r, const ParamCounts& c, const StepShape& s,
+                        TrainingPerf* out) {
+  const Parallel& p = r.parallel;
+  const GpuSpec& g = r.gpu;
+  const ModelSpec& m = r.model;
+  const CalibrationFactors& cal = r.calibration;
+  TrainingPerf& t = *out;
   // Expert parallel: every MoE layer sends each token's hidden state to its k experts' ranks
   // and back (dispatch and combine), forward and again backward, and once more when full
   // recomputation repeats the forward (GShard; DeepSpeed-MoE); not overlapped here.
   if (p.ep > 1 && m.IsMoe() && c.moe_layers > 0) {
-    const double tokens = tokens_per_micro / D(p.cp) / (p.sequence_parallel ? D(p.tp) : 1);
-    const double bytes = tokens * D(m.moe.experts_per_token) * D(m.hidden) * act_bytes;
+    const double tokens = s.tokens_per_micro / D(p.cp) / (p.sequence_parallel ? D(p.tp) : 1);
+    const double bytes = tokens * D(m.moe.experts_per_token) * D(m.hidden) * s.act_bytes;
     const int calls = r.techniques.recompute == Recompute::kFull ? 6 : 4;
     const double stage_moe_layers = std::ceil(D(c.moe_layers) / D(p.pp));
-    t.ep_comm_s = D(micro_batches) * stage_moe_layers * calls *
+    t.ep_comm_s = D(s.micro_batches) * stage_moe_layers * calls *
                   AllToAllSeconds(bytes, p.ep, cal.interconnect * EpBandwidth(g, p),
                                   SlowLink(g, p.ep * p.tp));
   }
+}
 
+void DataParallelComm(const Request& r, const ParamCounts& c, const TrainingPolicy& policy,
+                      const StepShape& s, TrainingPerf* out) {
+  const Parallel& p = r.parallel;
+  const Workload& w = r.workload;
+  const GpuSpec& g = r.gpu;
+  const ModelSpec& m = r.model;
+  const CalibrationFactors& cal = r.calibration;
+  const bool fp32 =
+      r.precision.weights == WeightFormat::kFp32 || r.precision.weights == WeightFormat::kTf32;
+  TrainingPerf& t = *out;
   // Data parallel: gradients all-reduced once a step (ZeRO-0/1), reduce-scattered plus
   // parameters all-gathered (ZeRO-2: same volume), or parameters all-gathered twice and
   // gradients reduce-scattered every micro-batch (ZeRO-3/FSDP: 1.5x, ZeRO paper section 7).
@@ -248,11 +295,11 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
     const double gathers = policy.gather.reshard_after_forward ? 2 : 1;
     double overlapped = 0;  // the part of dp_comm_s the policy runs behind compute
     if (p.zero >= 3) {
-      t.dp_comm_s = D(micro_batches) * ring *
+      t.dp_comm_s = D(s.micro_batches) * ring *
                     (gathers * shard_params * weight_bytes + trainable * grad_bytes) /
                     t.dp_bandwidth;
       const double gather_s =
-          D(micro_batches) * ring * gathers * shard_params * weight_bytes / t.dp_bandwidth;
+          D(s.micro_batches) * ring * gathers * shard_params * weight_bytes / t.dp_bandwidth;
       overlapped = policy.overlap.param_gather && policy.overlap.grad_reduce ? t.dp_comm_s
                    : policy.overlap.param_gather                             ? gather_s
                    : policy.overlap.grad_reduce ? t.dp_comm_s - gather_s
@@ -265,23 +312,36 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
     // micro-batch's backward (2/3 of its compute); under ZeRO-3 every micro-batch, whose
     // gathers also prefetch during forward. Only what outlasts that is exposed, and all of
     // what the stack does not overlap.
-    const double hidden_behind = p.zero >= 3 ? micro_stage * D(micro_batches) : micro_stage * 2 / 3;
+    const double hidden_behind =
+        p.zero >= 3 ? s.micro_stage * D(s.micro_batches) : s.micro_stage * 2 / 3;
     t.dp_exposed_s = overlapped == t.dp_comm_s
                          ? std::max(0.0, t.dp_comm_s - hidden_behind)
                          : (t.dp_comm_s - overlapped) + std::max(0.0, overlapped - hidden_behind);
   }
+}
 
+}  // namespace
+
+TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
+  const Parallel& p = r.parallel;
+  const GpuSpec& g = r.gpu;
+  const TrainingPolicy& policy = StackOf(r).training;
+  TrainingPerf t;
+  const StepShape s = ComputeAndBubble(r, c, policy, &t);
+  TensorParallelComm(r, s, &t);
+  ExpertParallelComm(r, c, s, &t);
+  DataParallelComm(r, c, policy, s, &t);
   // Overlapped tensor-parallel collectives (Megatron-Core's --tp-comm-overlap splits them into
   // chunks pipelined with the GEMMs that produce and consume them) show only beyond compute.
   t.tp_exposed_s = policy.overlap.tp_comm ? std::max(0.0, t.tp_comm_s - t.compute_s) : t.tp_comm_s;
   t.step_s = t.compute_s + t.bubble_s + t.tp_exposed_s + t.ep_comm_s + t.dp_exposed_s;
-  t.tokens_per_step = tokens_per_micro * D(micro_batches) * D(dp);
+  t.tokens_per_step = s.tokens_per_micro * D(s.micro_batches) * D(std::max<int64_t>(1, p.Dp()));
   t.tokens_per_s = t.step_s > 0 ? t.tokens_per_step / t.step_s : 0;
   t.tokens_per_s_per_gpu = t.tokens_per_s / D(p.gpus);
   t.mfu = t.flops.model_per_token * t.tokens_per_s / (D(p.gpus) * Bf16Peak(g));
   t.achieved_tflops_per_gpu = t.flops.hardware_per_token * t.tokens_per_s_per_gpu / kTera;
   t.scaling_efficiency = t.step_s > 0 ? t.compute_s / t.step_s : 0;
-  t.tokens = w.tokens;
+  t.tokens = r.workload.tokens;
   t.time_s = t.tokens_per_s > 0 ? t.tokens / t.tokens_per_s : 0;
   t.gpu_hours = t.time_s * D(p.gpus) / 3600;
   return t;

@@ -21,126 +21,131 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
+StackProfile Vllm() {
+  StackProfile f;
+  f.id = "vllm";
+  f.name = "vLLM";
+  f.serving = true;
+  f.engine.kv_budget = KvBudget::kShareOfCard;
+  f.engine.memory_fraction = 0.92;
+  f.engine.graph_bytes = 0.5 * kGiB;
+  f.engine.caps = {{{70, 2048, 256}, {kUnbounded, 8192, 1024}}};
+  f.engine.first_tier_generation = "ampere";
+  f.sources = {
+      "--gpu-memory-utilization 0.92 (0.9 before vLLM PR #38284): the share of each GPU the "
+      "instance takes for weights, activations, CUDA graphs and a preallocated KV cache, "
+      "which gets what is left (vllm/config/cache.py)",
+      "--max-num-seqs 1024 and --max-num-batched-tokens 8192 (API server) on cards of 70 GiB "
+      "or more other than Ampere, else 256 and 2048 (vllm/engine/arg_utils.py)",
+      "CUDA graphs (counted inside the share since v0.21): 0.5 GiB per GPU, an assumption "
+      "from users' logs of 0.2-0.65 GiB for 1-27B models; --enforce-eager removes them"};
+  return f;
+}
+
+StackProfile Sglang() {
+  StackProfile f;
+  f.id = "sglang";
+  f.name = "SGLang";
+  f.serving = true;
+  f.engine.kv_budget = KvBudget::kCardMinusReserve;
+  f.engine.reserve = {512 * kMiB, 1.5 * kMiB, 2048, 2 * kMiB, kGiB / 8, 10 * kGiB, 60e9};
+  f.engine.caps = {{{20, 2048, 0, 8, 8},
+                    {35, 2048, 0, 24, 80},
+                    {60, 4096, 0, 32, 160},
+                    {160, 8192, 0, 256, 512},
+                    {kUnbounded, 16384, 0, 512, 512}}};
+  f.sources = {
+      "--mem-fraction-static = (card - reserve) / card covers the weights and the KV pool; "
+      "the reserve, 512 MiB + 1.5 MiB x max(chunk, 2048) + 2 MiB x cuda_graph_max_bs + "
+      "tp x pp / 8 GiB (at least 10 GiB on cards over 60 GB), holds activations and CUDA "
+      "graphs (sglang/srt/server_args.py)",
+      "--chunked-prefill-size and --cuda-graph-max-bs by card memory: under 20 GB 2048/8, "
+      "35 GB 2048/24 (80 at tp 4+), 60 GB 4096/32 (160), 160 GB 8192/256 (512), above "
+      "16384/512 (server_args.py); running requests bounded by the KV pool"};
+  return f;
+}
+
+StackProfile TensorRtLlm() {
+  StackProfile f;
+  f.id = "tensorrt_llm";
+  f.name = "TensorRT-LLM";
+  f.serving = true;
+  f.engine.kv_budget = KvBudget::kShareOfFree;
+  f.engine.memory_fraction = 0.9;
+  f.engine.caps = {{{kUnbounded, 8192, 2048}}};
+  f.sources = {
+      "--kv_cache_free_gpu_memory_fraction 0.9: the KV cache takes 0.9 of the memory free "
+      "once weights and buffers are allocated (tensorrt_llm/commands/serve.py, KvCacheConfig)",
+      "--max_batch_size 2048, --max_num_tokens 8192 (BuildConfig in tensorrt_llm/builder.py)"};
+  return f;
+}
+
+StackProfile LlamaCpp() {
+  StackProfile f;
+  f.id = "llama_cpp";
+  f.name = "llama.cpp";
+  f.serving = true;
+  f.engine.kv_budget = KvBudget::kAsNeeded;
+  f.engine.caps = {{{kUnbounded, 512, 0}}};
+  f.engine.layer_split = true;
+  f.sources = {
+      "the KV cache is --ctx-size tokens for all --parallel slots together, allocated at "
+      "start (llama-server README; issue #11681): here concurrency x (prompt + output)",
+      "--ubatch-size 512: tokens per forward pass, which sizes the compute buffer",
+      "--split-mode layer (default): several GPUs hold consecutive layers and run one after "
+      "another, as pipeline stages"};
+  return f;
+}
+
+StackProfile PytorchFsdp() {
+  StackProfile f;
+  f.id = "pytorch_fsdp";
+  f.name = "PyTorch FSDP";
+  f.layouts.default_zero = 3;
+  f.sources = {
+      "FULL_SHARD (ZeRO-3) by default, SHARD_GRAD_OP (ZeRO-2) or NO_SHARD (DDP) on request; "
+      "limit_all_gathers keeps two units gathered (the one computing and the one "
+      "prefetched) plus the root (torch.distributed.fsdp docs)",
+      "DDP gradient buckets of bucket_cap_mb 25 MiB; tensor and pipeline parallel as "
+      "torchtitan composes them with FSDP2"};
+  return f;
+}
+
+StackProfile DeepSpeed() {
+  StackProfile f;
+  f.id = "deepspeed";
+  f.name = "DeepSpeed ZeRO";
+  f.layouts.model_parallel = false;
+  f.training.buckets.bucket_elements = 5e8;
+  f.training.gather.prefetch_elements = 5e7;
+  f.sources = {
+      "ZeRO-1/2: a contiguous gradient bucket of reduce_bucket_size 5e8 elements in the "
+      "16-bit training dtype (deepspeed/runtime/zero/config.py; contiguous_gradients on)",
+      "ZeRO-3: stage3_prefetch_bucket_size 5e7 parameters gathered ahead of the one in use",
+      "data parallel only here: no tensor or pipeline parallelism with ZeRO-2/3"};
+  return f;
+}
+
+StackProfile Megatron() {
+  StackProfile f;
+  f.id = "megatron";
+  f.name = "Megatron-LM";
+  f.layouts.max_zero = 1;
+  f.training.fp32_grad_accumulation = true;
+  f.training.buckets.copy_for_allreduce = false;
+  f.sources = {
+      "--use-distributed-optimizer shards the fp32 master weights and Adam moments over "
+      "data-parallel ranks (ZeRO-1); no ZeRO-2/3",
+      "bf16 training accumulates and all-reduces gradients in fp32 (main_grad): 18 bytes "
+      "per parameter, 6 + 12/d with the distributed optimizer (Megatron-LM "
+      "docs/source/api-guide/dist_optimizer.md)",
+      "gradients live in one contiguous buffer that the all-reduce works on: no second "
+      "copy as PyTorch DDP's buckets make"};
+  return f;
+}
+
 std::vector<StackProfile> Build() {
-  std::vector<StackProfile> all;
-  all.reserve(7);
-  {
-    StackProfile f;
-    f.id = "vllm";
-    f.name = "vLLM";
-    f.serving = true;
-    f.engine.kv_budget = KvBudget::kShareOfCard;
-    f.engine.memory_fraction = 0.92;
-    f.engine.graph_bytes = 0.5 * kGiB;
-    f.engine.caps = {{{70, 2048, 256}, {kUnbounded, 8192, 1024}}};
-    f.engine.first_tier_generation = "ampere";
-    f.sources = {
-        "--gpu-memory-utilization 0.92 (0.9 before vLLM PR #38284): the share of each GPU the "
-        "instance takes for weights, activations, CUDA graphs and a preallocated KV cache, "
-        "which gets what is left (vllm/config/cache.py)",
-        "--max-num-seqs 1024 and --max-num-batched-tokens 8192 (API server) on cards of 70 GiB "
-        "or more other than Ampere, else 256 and 2048 (vllm/engine/arg_utils.py)",
-        "CUDA graphs (counted inside the share since v0.21): 0.5 GiB per GPU, an assumption "
-        "from users' logs of 0.2-0.65 GiB for 1-27B models; --enforce-eager removes them"};
-    all.push_back(f);
-  }
-  {
-    StackProfile f;
-    f.id = "sglang";
-    f.name = "SGLang";
-    f.serving = true;
-    f.engine.kv_budget = KvBudget::kCardMinusReserve;
-    f.engine.reserve = {512 * kMiB, 1.5 * kMiB, 2048, 2 * kMiB, kGiB / 8, 10 * kGiB, 60e9};
-    f.engine.caps = {{{20, 2048, 0, 8, 8},
-                      {35, 2048, 0, 24, 80},
-                      {60, 4096, 0, 32, 160},
-                      {160, 8192, 0, 256, 512},
-                      {kUnbounded, 16384, 0, 512, 512}}};
-    f.sources = {
-        "--mem-fraction-static = (card - reserve) / card covers the weights and the KV pool; "
-        "the reserve, 512 MiB + 1.5 MiB x max(chunk, 2048) + 2 MiB x cuda_graph_max_bs + "
-        "tp x pp / 8 GiB (at least 10 GiB on cards over 60 GB), holds activations and CUDA "
-        "graphs (sglang/srt/server_args.py)",
-        "--chunked-prefill-size and --cuda-graph-max-bs by card memory: under 20 GB 2048/8, "
-        "35 GB 2048/24 (80 at tp 4+), 60 GB 4096/32 (160), 160 GB 8192/256 (512), above "
-        "16384/512 (server_args.py); running requests bounded by the KV pool"};
-    all.push_back(f);
-  }
-  {
-    StackProfile f;
-    f.id = "tensorrt_llm";
-    f.name = "TensorRT-LLM";
-    f.serving = true;
-    f.engine.kv_budget = KvBudget::kShareOfFree;
-    f.engine.memory_fraction = 0.9;
-    f.engine.caps = {{{kUnbounded, 8192, 2048}}};
-    f.sources = {
-        "--kv_cache_free_gpu_memory_fraction 0.9: the KV cache takes 0.9 of the memory free "
-        "once weights and buffers are allocated (tensorrt_llm/commands/serve.py, KvCacheConfig)",
-        "--max_batch_size 2048, --max_num_tokens 8192 (BuildConfig in tensorrt_llm/builder.py)"};
-    all.push_back(f);
-  }
-  {
-    StackProfile f;
-    f.id = "llama_cpp";
-    f.name = "llama.cpp";
-    f.serving = true;
-    f.engine.kv_budget = KvBudget::kAsNeeded;
-    f.engine.caps = {{{kUnbounded, 512, 0}}};
-    f.engine.layer_split = true;
-    f.sources = {
-        "the KV cache is --ctx-size tokens for all --parallel slots together, allocated at "
-        "start (llama-server README; issue #11681): here concurrency x (prompt + output)",
-        "--ubatch-size 512: tokens per forward pass, which sizes the compute buffer",
-        "--split-mode layer (default): several GPUs hold consecutive layers and run one after "
-        "another, as pipeline stages"};
-    all.push_back(f);
-  }
-  {
-    StackProfile f;
-    f.id = "pytorch_fsdp";
-    f.name = "PyTorch FSDP";
-    f.layouts.default_zero = 3;
-    f.sources = {
-        "FULL_SHARD (ZeRO-3) by default, SHARD_GRAD_OP (ZeRO-2) or NO_SHARD (DDP) on request; "
-        "limit_all_gathers keeps two units gathered (the one computing and the one "
-        "prefetched) plus the root (torch.distributed.fsdp docs)",
-        "DDP gradient buckets of bucket_cap_mb 25 MiB; tensor and pipeline parallel as "
-        "torchtitan composes them with FSDP2"};
-    all.push_back(f);
-  }
-  {
-    StackProfile f;
-    f.id = "deepspeed";
-    f.name = "DeepSpeed ZeRO";
-    f.layouts.model_parallel = false;
-    f.training.buckets.bucket_elements = 5e8;
-    f.training.gather.prefetch_elements = 5e7;
-    f.sources = {
-        "ZeRO-1/2: a contiguous gradient bucket of reduce_bucket_size 5e8 elements in the "
-        "16-bit training dtype (deepspeed/runtime/zero/config.py; contiguous_gradients on)",
-        "ZeRO-3: stage3_prefetch_bucket_size 5e7 parameters gathered ahead of the one in use",
-        "data parallel only here: no tensor or pipeline parallelism with ZeRO-2/3"};
-    all.push_back(f);
-  }
-  {
-    StackProfile f;
-    f.id = "megatron";
-    f.name = "Megatron-LM";
-    f.layouts.max_zero = 1;
-    f.training.fp32_grad_accumulation = true;
-    f.training.buckets.copy_for_allreduce = false;
-    f.sources = {
-        "--use-distributed-optimizer shards the fp32 master weights and Adam moments over "
-        "data-parallel ranks (ZeRO-1); no ZeRO-2/3",
-        "bf16 training accumulates and all-reduces gradients in fp32 (main_grad): 18 bytes "
-        "per parameter, 6 + 12/d with the distributed optimizer (Megatron-LM "
-        "docs/source/api-guide/dist_optimizer.md)",
-        "gradients live in one contiguous buffer that the all-reduce works on: no second "
-        "copy as PyTorch DDP's buckets make"};
-    all.push_back(f);
-  }
-  return all;
+  return {Vllm(), Sglang(), TensorRtLlm(), LlamaCpp(), PytorchFsdp(), DeepSpeed(), Megatron()};
 }
 
 }  // namespace
