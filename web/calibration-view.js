@@ -4,6 +4,7 @@ import { t } from './i18n.js';
 import { el, errorLine, exportTable, fmt } from './render.js';
 import { InputError } from './state.js';
 import { buildMeasured, kMeasureFields, kRecordColumns, recordsOf, valuesFromScriptLine } from './measure.js';
+import { ask, onAnswer } from './engine-client.js';
 
 const $ = (sel) => document.querySelector(sel);
 const kRecordsKey = 'gpuplan.records';
@@ -43,8 +44,7 @@ export function renderDiagnosis(ul, list) {
 }
 
 export class MeasurePanel {
-  constructor(worker, { onApply, onClear }) {
-    this.worker = worker;
+  constructor({ onApply, onClear }) {
     this.setup = null;
     this.result = null;
     this.records = loadRecords();
@@ -65,6 +65,7 @@ export class MeasurePanel {
       saveRecords(this.records);
       this.drawRecords();
     });
+    onAnswer('calibrate', ({ text }) => this.show(text));
     this.drawRecords();
   }
 
@@ -115,7 +116,7 @@ export class MeasurePanel {
     this.label = $('#m_label').value.trim();
     const request = JSON.stringify({ ...this.setup, measured }, null, 2);
     document.body.dataset.calibrateRequest = request;
-    this.worker.postMessage({ type: 'calibrate', request });
+    ask({ type: 'calibrate', request });
   }
 
   // The worker's answer to compare().

@@ -3,6 +3,7 @@
 // number is the engine's.
 import { el, errorLine, renderList } from './render.js';
 import { initFleetForm, markFleetErrors, syncFleetForm } from './fleet-form.js';
+import { ask, onAnswer } from './engine-client.js';
 
 export { syncFleetForm };
 
@@ -62,7 +63,7 @@ export function renderFleet(text) {
 }
 
 // model() names the form's model (for the example); add() gives the form's plan request.
-export function initFleet(worker, { model, add, onChange }) {
+export function initFleet({ model, add, onChange }) {
   initFleetForm({ add, onChange });
   $('#fleet-example').addEventListener('click', () => {
     $('#fleet').value = JSON.stringify(fleetExample(model()), null, 1);
@@ -72,9 +73,10 @@ export function initFleet(worker, { model, add, onChange }) {
   $('#fleet').addEventListener('change', () => onChange($('#fleet').value));
   $('#fleet-plan').addEventListener('click', () => {
     onChange($('#fleet').value);
-    worker.postMessage({ type: 'fleet', request: $('#fleet').value });
+    ask({ type: 'fleet', request: $('#fleet').value });
   });
   // The buttons wait in the page, disabled, until this module is there to answer them.
   for (const b of document.querySelectorAll('#fleet-section button')) b.disabled = false;
   $('#fleet-section').dataset.ready = '1';
+  onAnswer('fleet', ({ text }) => renderFleet(text));
 }

@@ -1,0 +1,129 @@
+// The six-line form: the page state its fields hold (state.js turns it into the request and the
+// share link), the fields each purpose shows, and each error marked on the field it names.
+import { t } from './i18n.js';
+import { calibrationState, kDefaults, kTraining } from './state.js';
+import { el, errorLine } from './render.js';
+
+const $ = (sel) => document.querySelector(sel);
+const kCalibrationStore = 'gpuplan.calibration';
+
+export let state = { ...kDefaults };
+let shareError = null;   // a bad share link stays reported until the user edits the form
+let hooks = null;
+
+// The state a share link gives, and what was wrong with the link (null: nothing).
+export function setState(next, problem) {
+  state = next;
+  shareError = problem;
+}
+
+// The form field each engine path belongs to, so an error names what the user typed into.
+const kFieldOfPath = [
+  ['/workload/seq_len', 'seq_len'], ['/workload/tokens', 'tokens'],
+  ['/workload/prompt_tokens', 'prompt_tokens'], ['/workload/output_tokens', 'output_tokens'],
+  ['/workload/concurrency', 'concurrency'], ['/workload/kind', 'kind'],
+  ['/constraints/deadline_s', 'deadline_h'], ['/constraints/max_gpus', 'max_gpus'],
+  ['/constraints/budget_usd', 'budget_usd'], ['/constraints/node_power_w', 'node_power_w'],
+  ['/constraints/ttft_ms', 'ttft_ms'], ['/constraints/tpot_ms', 'tpot_ms'],
+  ['/constraints/cooling', 'cooling'], ['/precision', 'weights'], ['/hf_config', 'hf'],
+  ['/model/hf_config', 'hf'], ['/model/preset', 'model'], ['/constraints/wait_s', 'waits'],
+];
+
+function fieldOf(path) {
+  const direct = /^\/(?:model\/)?([a-z_]+)$/.exec(path ?? '');
+  if (direct && kDefaults[direct[1]] !== undefined && document.getElementById(direct[1])) return direct[1];
+  const hit = kFieldOfPath.find(([p]) => path === p || path?.startsWith(`${p}/`));
+  return hit ? hit[1] : null;
+}
+
+export function showErrors(list) {
+  for (const bad of document.querySelectorAll('#form [aria-invalid="true"]')) bad.removeAttribute('aria-invalid');
+  const all = shareError ? [{ path: 'share link', message: shareError }, ...list] : list;
+  $('#errors').replaceChildren(...all.map((e) => {
+    const id = fieldOf(e.path);
+    const input = id && document.getElementById(id);
+    let label = '';
+    if (input) {
+      input.setAttribute('aria-invalid', 'true');
+      input.setAttribute('aria-describedby', 'errors');
+      label = `${document.querySelector(`label[for="${id}"]`)?.textContent ?? id} — `;
+    }
+    const hint = id === 'deadline_h' ? ` (${t('deadline_hint')})` : '';
+    return el('p', { text: `${label}${errorLine(e)}${hint}` });
+  }));
+}
+
+export function readForm() {
+  for (const k of Object.keys(kDefaults)) {
+    const input = document.getElementById(k);
+    if (input) state[k] = input.value;
+  }
+}
+
+// A value a select does not offer (from an old or edited share link) falls back to the default,
+// and the link's problem is reported rather than sent to the engine as "".
+export function writeForm() {
+  for (const k of Object.keys(kDefaults)) {
+    const input = document.getElementById(k);
+    if (!input) continue;
+    if (input.tagName === 'SELECT' && ![...input.options].some((o) => o.value === String(state[k]))) {
+      shareError = `${k}: "${state[k]}" is not one of the choices; ${kDefaults[k] || '(any)'} is used`;
+      state[k] = kDefaults[k];
+    }
+    input.value = state[k];
+  }
+  hooks.written();
+  showRelevant();
+}
+
+// Workload-specific fields appear only for that workload.
+export function showRelevant() {
+  const training = kTraining.includes(state.kind);
+  for (const d of document.querySelectorAll('[data-for]')) {
+    d.hidden = (d.dataset.for === 'training') !== training;
+  }
+  $('#col-time').textContent = training ? t('col_time') : t('col_throughput');
+}
+
+// Calibration factors are page state: in the share link, and kept in this browser so a later
+// visit without a link plans with them too (the banner and the row marks say so).
+export function setCalibration(factors) {
+  Object.assign(state, calibrationState(factors));
+  try {
+    if (factors) localStorage.setItem(kCalibrationStore, JSON.stringify(factors));
+    else localStorage.removeItem(kCalibrationStore);
+  } catch { /* storage refused: the share link still carries them */ }
+  hooks.schedule();
+}
+
+export function storedCalibration() {
+  try {
+    const f = JSON.parse(localStorage.getItem(kCalibrationStore) ?? 'null');
+    return f && typeof f === 'object' ? calibrationState(f) : {};
+  } catch {
+    return {};
+  }
+}
+
+// written() runs once writeForm has filled the fields: the fleet panel reads its text then.
+export function initForm(formHooks) {
+  hooks = formHooks;
+  const edited = () => {
+    shareError = null;
+    hooks.schedule();
+  };
+  $('#form').addEventListener('input', edited);
+  $('#form').addEventListener('change', edited);
+  $('#form').addEventListener('submit', (e) => e.preventDefault());
+  $('#kind').addEventListener('change', () => {
+    // A training stack cannot serve, nor an engine train: the choice goes back to generic.
+    const chosen = $('#framework').selectedOptions[0];
+    if (chosen?.dataset.for && (chosen.dataset.for === 'training') !== kTraining.includes($('#kind').value)) {
+      $('#framework').value = '';
+    }
+    if (state.kind === 'qlora' && !['nf4', 'int4', 'gptq_int4', 'awq_int4'].includes($('#weights').value)) {
+      $('#weights').value = 'nf4';
+      hooks.schedule();
+    }
+  });
+}

@@ -1,0 +1,25 @@
+// The page's language and theme, each kept in this browser (localStorage).
+import { preferredLanguage, setLanguage } from './i18n.js';
+
+const $ = (sel) => document.querySelector(sel);
+
+function applyTheme(theme) {
+  document.documentElement.dataset.theme = theme;
+  localStorage.setItem('gpuplan.theme', theme);
+}
+
+// languageChanged() redraws what the page wrote in the language before.
+export function initPreferences(languageChanged) {
+  const lang = preferredLanguage();
+  $('#lang').value = lang;
+  setLanguage(lang);
+  $('#lang').addEventListener('change', (e) => {
+    localStorage.setItem('gpuplan.lang', e.target.value);
+    setLanguage(e.target.value);
+    languageChanged();
+  });
+  const theme = localStorage.getItem('gpuplan.theme') || 'auto';
+  $('#theme').value = theme;
+  applyTheme(theme);
+  $('#theme').addEventListener('change', (e) => applyTheme(e.target.value));
+}

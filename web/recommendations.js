@@ -1,0 +1,114 @@
+// The plan's answer on the page: the status line, the recommendation table as the user sorts
+// it, the advice, wait-or-switch and rejected lists, and the traffic table that follows each plan.
+import { t } from './i18n.js';
+import { kTraining, trafficRequest } from './state.js';
+import { renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
+import { showErrors, state } from './form.js';
+import { closeDetail, openDetail } from './detail-view.js';
+import { rounds } from './engine-client.js';
+
+const $ = (sel) => document.querySelector(sel);
+export let lastRequest = null;  // the plan request last sent (what #request-json shows once drawn)
+let rows = [];
+let result = null;
+let lastDraw = null;
+let sort = { key: null, dir: 1 };
+
+// Only the answer for the newest plan is drawn.
+const traffic = rounds({
+  traffic: (data) => import('./traffic-view.js').then((m) => m.renderTraffic($('#traffic-section'), data.text)),
+});
+
+export function setStatus(status, text) {
+  document.body.dataset.status = status;
+  $('#status').textContent = text;
+}
+
+export function planSent(text) {
+  lastRequest = text;
+  setStatus('busy', t('busy'));
+}
+
+export function clearResults() {
+  rows = [];
+  result = null;
+  lastDraw = null;
+  renderTable($('#results tbody'), [], true, () => {});
+  renderList($('#advice'), [], String);
+  renderList($('#rejected'), [], String);
+  renderWait($('#wait-section'), undefined);
+  closeDetail();
+}
+
+export function drawPlan(envelope, ms) {
+  $('#request-json').textContent = lastRequest;
+  closeDetail();
+  if (!envelope.ok) {
+    clearResults();
+    showErrors(envelope.errors);
+    setStatus('error', '');
+    return;
+  }
+  showErrors([]);
+  result = envelope.result;
+  lastDraw = { envelope, ms };
+  rows = result.recommendations.map((rec) => ({ rec, summary: summarize(rec) }));
+  drawRows();
+  renderList($('#advice'), result.advice, (a) => a.message);
+  renderWait($('#wait-section'), result.wait_or_switch);
+  renderList($('#rejected'), result.rejected, (r) => `${r.gpu}: ${r.reason ?? r.message ?? ''}`);
+  const warnings = result.warnings.map((w) => w.message);
+  setStatus('ready', `${t('ready')} ${ms.toFixed(0)} ms · ${result.setups_evaluated} ${t('setups')}` +
+    (rows.length ? '' : ` · ${t('no_rows')}`) + (warnings.length ? ` · ${warnings.join(' · ')}` : ''));
+  document.body.dataset.planMs = ms.toFixed(1);
+  // Navigation start to the first recommendation drawn: the budget script reads it.
+  document.body.dataset.firstPlanAt ??= performance.now().toFixed(0);
+}
+
+// In another language.
+export function redrawPlan() {
+  if (lastDraw) drawPlan(lastDraw.envelope, lastDraw.ms);
+}
+
+// With a request rate on an inference form, the traffic table follows every plan.
+export function requestTraffic() {
+  const section = $('#traffic-section');
+  let request = null;
+  try {
+    request = lastRequest && trafficRequest(state, JSON.parse(lastRequest));
+  } catch (err) {
+    section.hidden = false;
+    $('#traffic-errors').textContent = err.message;
+    return;
+  }
+  if (!request) {
+    section.hidden = true;
+    return;
+  }
+  section.dataset.request = JSON.stringify(request);
+  traffic.next();
+  traffic.ask('traffic', section.dataset.request);
+}
+
+export function sortedRows() {
+  return sortRows(rows, sort.key, sort.dir);
+}
+
+function drawRows() {
+  const training = kTraining.includes(result?.request_normalized?.workload?.kind ?? state.kind);
+  renderTable($('#results tbody'), sortedRows(), training, (rec, button) => openDetail(rec, button, lastRequest));
+}
+
+export function initTable() {
+  for (const button of document.querySelectorAll('th button[data-sort]')) {
+    button.addEventListener('click', () => {
+      const key = button.dataset.sort;
+      // Throughput reads best highest-first; everything else lowest-first.
+      const first = key === 'time' && !kTraining.includes(state.kind) ? -1 : 1;
+      sort = { key, dir: sort.key === key ? -sort.dir : first };
+      for (const th of document.querySelectorAll('th')) th.removeAttribute('aria-sort');
+      button.parentElement.setAttribute('aria-sort', sort.dir > 0 ? 'ascending' : 'descending');
+      drawRows();
+    });
+  }
+}

@@ -1,0 +1,97 @@
+// What leaves the page: the share link the URL hash always holds (and reads back), the embed
+// code and its height messages, and the exports (the procurement sheet's module loads on first use).
+import { t } from './i18n.js';
+import { decodeShare, encodeShare, kDefaults } from './state.js';
+import { exportPlan } from './render.js';
+import { setState, state, writeForm } from './form.js';
+import { catalogGpus, catalogVersion, engineVersion } from './catalog-loader.js';
+import { lastRequest, setStatus, sortedRows } from './recommendations.js';
+
+const $ = (sel) => document.querySelector(sel);
+const embed = new URLSearchParams(location.search).get('embed') === '1';
+let sharedVersion = null;
+let sharedEngine = null;
+
+export const isShareHash = (hash) => /^#\d+\./.test(hash);
+
+export function writeShareHash() {
+  history.replaceState(null, '', `${location.pathname}${location.search}#${encodeShare(state, catalogVersion, engineVersion)}`);
+}
+
+// Reads the share link in the hash, if any, into the form (the defaults when it is broken).
+export function applyShare() {
+  if (isShareHash(location.hash)) {
+    try {
+      const shared = decodeShare(location.hash);
+      setState(shared.state, null);
+      sharedVersion = shared.catalogVersion;
+      sharedEngine = shared.engineVersion;
+    } catch (err) {
+      setState({ ...kDefaults }, err.message);
+      sharedVersion = null;  // a broken link names no versions: no stale notice from the last one
+      sharedEngine = null;
+    }
+  }
+  writeForm();
+}
+
+// A link made with another catalog or engine version may show other numbers: say so (the
+// link's migration notice; tests/web/golden-links.json pins what a version must reproduce).
+export function noteSharedVersion() {
+  const note = $('#share-notice');
+  const lines = [];
+  if (sharedVersion && sharedVersion !== catalogVersion) {
+    lines.push(t('share_other_catalog', sharedVersion, catalogVersion));
+  }
+  if (sharedEngine && engineVersion && sharedEngine !== engineVersion) {
+    lines.push(t('share_other_engine', sharedEngine, engineVersion));
+  }
+  note.hidden = lines.length === 0;
+  note.textContent = lines.join(' ');
+}
+
+export function postHeight() {
+  if (embed && window.parent !== window) {
+    // The body's own height: the document's scrollHeight never drops below the frame's height.
+    const height = Math.ceil(document.body.getBoundingClientRect().height);
+    window.parent.postMessage({ type: 'gpuplan:height', height }, '*');
+  }
+}
+
+function shareUrl(embedMode) {
+  const url = new URL(location.href);
+  if (embedMode) url.searchParams.set('embed', '1'); else url.searchParams.delete('embed');
+  url.hash = encodeShare(state, catalogVersion, engineVersion);
+  return url.toString();
+}
+
+async function copy(text, field) {
+  field.value = text;
+  field.select();
+  try { await navigator.clipboard.writeText(text); setStatus(document.body.dataset.status, t('copied')); } catch { /* the field holds it */ }
+}
+
+// latestFleet() gives the fleet panel's answer, if any, for the procurement sheet.
+export function initShare(latestFleet) {
+  if (embed) document.body.classList.add('embed');
+  $('#share').addEventListener('click', () => copy(shareUrl(false), $('#share-url')));
+  $('#copy-embed').addEventListener('click', () => copy(
+    `<iframe src="${shareUrl(true)}" title="gpuplan" width="100%" height="900" style="border:0"></iframe>`,
+    $('#embed-code')));
+  $('#export').addEventListener('click', async () => {
+    const format = $('#export-format').value;
+    if (format.startsWith('sheet-')) {
+      // Fetched on first use: the first load stays within its budget.
+      const { procurementSheet } = await import('./procurement.js');
+      $('#export-out').value = procurementSheet(format.slice(6), {
+        lang: $('#lang').value, state, recs: sortedRows().map((r) => r.rec), gpus: catalogGpus,
+        link: shareUrl(false), catalogVersion, engineVersion, date: new Date().toISOString().slice(0, 10),
+        fleet: latestFleet(),
+      });
+      return;
+    }
+    $('#export-out').value = exportPlan(format, sortedRows().map((r) => r.summary),
+      lastRequest ? JSON.parse(lastRequest) : null, catalogVersion);
+  });
+  if (embed) new ResizeObserver(postHeight).observe(document.body);
+}
