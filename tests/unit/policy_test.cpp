@@ -234,5 +234,14 @@ TEST(StackProfiles, EveryProfileIsFoundByItsIdAndCitesItsSources) {
   EXPECT_EQ(FindStack("plain"), nullptr);
 }
 
+TEST(StackProfiles, EveryProfileCanBeNamedByARequest) {
+  // The request reader lists the ids it takes (json/request_io.cpp): each profile's is there.
+  for (const StackProfile& s : Stacks()) {
+    Json j = OneB(s.serving ? Json{{"kind", "inference"}} : FullFinetune(1, 512), {{"gpus", 1}});
+    j["framework"] = s.id;
+    EXPECT_EQ(Parse(j).framework, &s) << s.id;
+  }
+}
+
 }  // namespace
 }  // namespace gpuplan

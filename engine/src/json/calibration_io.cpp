@@ -102,7 +102,7 @@ Json DiagnosisJson(const std::vector<Diagnosis>& list) {
         Json changes = Json::array();
         std::transform(r.changes.begin(), r.changes.end(), std::back_inserter(changes),
                        [](const Remedy::Change& c) -> Json {
-                         return {{"path", c.path}, {"value", Json::parse(c.value, nullptr, false)}};
+                         return {{"path", c.path}, {"value", ParseValue(c.value)}};
                        });
         one["changes"] = changes;
       }

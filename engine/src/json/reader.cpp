@@ -270,4 +270,8 @@ std::optional<Json> ParseJson(std::string_view text, const std::string& what, Di
   return doc;
 }
 
+Json ParseValue(const std::string& text) {
+  return Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+}
+
 }  // namespace gpuplan::json_io

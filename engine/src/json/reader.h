@@ -95,6 +95,10 @@ namespace gpuplan::json_io {
 
 /// Parses JSON text without exceptions. Nesting deeper than 64 levels or text over `max_bytes`
 /// is refused before parsing: the recursive parser would otherwise exhaust the (WASM) stack.
+/// A JSON value the engine wrote itself (a lever's or remedy's new value); discarded when it is
+/// not JSON. One parser instantiation for the whole engine keeps the WebAssembly small.
+Json ParseValue(const std::string& text);
+
 std::optional<Json> ParseJson(std::string_view text, const std::string& what, Diagnostics* errors,
                               size_t max_bytes = size_t{8} << 20);
 

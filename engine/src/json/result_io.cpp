@@ -32,7 +32,7 @@ Json Levers(const std::vector<Lever>& levers) {
   Json out = Json::array();
   for (const auto& l : levers) {
     out.push_back({{"code", l.code},
-                   {"change", {{"path", l.path}, {"value", Json::parse(l.value, nullptr, false)}}},
+                   {"change", {{"path", l.path}, {"value", ParseValue(l.value)}}},
                    {"total_bytes", Bytes(l.total_bytes)},
                    {"total_with_headroom_bytes", Bytes(l.total_with_headroom_bytes)},
                    {"saved_bytes", Bytes(l.saved_bytes)},
