@@ -14,17 +14,15 @@ import sys
 import tempfile
 import unittest
 
+from script_cli import script_for
+
 GPUPLAN = sys.argv.pop(1) if len(sys.argv) > 1 else "build/native-release/bin/gpuplan"
 STANDIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "standin")
 WARMUP, MEASURED = 3, 10  # the method the script states (seed 002: warm-up excluded)
 
 
 def generate(request):
-    run = subprocess.run([GPUPLAN, "script", "-"], input=json.dumps(request), text=True,
-                         capture_output=True, check=False)
-    if run.returncode != 0:
-        raise AssertionError(f"gpuplan script failed: {run.stderr}")
-    return run.stdout
+    return script_for(GPUPLAN, request)
 
 
 def execute(source, **env_vars):

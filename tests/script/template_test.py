@@ -17,6 +17,8 @@ import sys
 import tempfile
 import unittest
 
+from script_cli import script_for
+
 CMAKE = sys.argv.pop(2) if len(sys.argv) > 2 else "cmake"
 GPUPLAN = sys.argv.pop(1) if len(sys.argv) > 1 else "build/native-release/bin/gpuplan"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,11 +60,7 @@ def shape(value):
 
 
 def generate(request):
-    run = subprocess.run([GPUPLAN, "script", "-"], input=json.dumps(request), text=True,
-                         capture_output=True, check=False)
-    if run.returncode != 0:
-        raise AssertionError(f"gpuplan script failed: {run.stderr}")
-    return run.stdout
+    return script_for(GPUPLAN, request)
 
 
 LLAMA_1B = {"model": {"preset": "llama-3.2-1b"}}

@@ -63,9 +63,11 @@ struct ParamGather {
 
 /// Which communication runs behind compute (contract: parallel.overlap).
 struct Overlap {
-  bool tp_comm = false;      ///< tensor-parallel collectives pipelined with the GEMMs
-  bool grad_reduce = true;   ///< ZeRO-0/1/2 gradient buckets reduced during the last backward
-  bool param_gather = true;  ///< ZeRO-3 gathers prefetched, reduce-scatters in backward
+  bool tp_comm = false;  ///< tensor-parallel collectives pipelined with the GEMMs
+  /// Gradient reductions run during backward: ZeRO-0/1/2 the buckets of the last
+  /// micro-batch's, ZeRO-3 the reduce-scatters of every micro-batch's.
+  bool grad_reduce = true;
+  bool param_gather = true;  ///< ZeRO-3 parameter gathers prefetched behind compute
 };
 
 /// The pipeline schedule (contract: parallel.pp_schedule).
