@@ -66,7 +66,7 @@ def check(engine):
         own = len(LAYERS) if layer == "api" else rank[layer]
         for kind, inc in INCLUDE.findall(text):
             if kind == "<":
-                if inc.startswith("nlohmann") and layer not in ("json",):
+                if inc.startswith("nlohmann") and layer != "json":
                     problems.append(f"{where}: includes <{inc}>: only json/ reads and writes JSON")
                 if inc.split("/")[0].split(".")[0] in BANNED_SYSTEM:
                     problems.append(f"{where}: includes <{inc}>: the engine does no I/O, "

@@ -123,11 +123,18 @@ TrainingState AdapterTrainingState(const Stage& s, double weights, const Detail&
   return t;
 }
 
-// The largest layer this stage holds, split over tp (norms and routers are replicated).
+// One layer's parameters on this GPU, split over tp (norms and routers are replicated).
 double UnitParams(const Stage& s, const LayerParams& l) {
   const Parallel& p = s.in.parallel;
   return D(l.attn_linear + l.mlp_linear) / D(p.tp) + D(l.expert_linear) / D(p.ep * p.tp) +
          D(l.attn_other + l.mlp_bias + l.router + l.norms);
+}
+
+// The largest layer this stage holds (dense or MoE), on this GPU.
+double LargestUnitParams(const Stage& s) {
+  const ParamCounts& c = s.in.params;
+  return std::max(s.layers.dense > 0 ? UnitParams(s, c.dense_layer) : 0.0,
+                  s.layers.moe > 0 ? UnitParams(s, c.moe_layer) : 0.0);
 }
 
 // Units all-gathered for compute under ZeRO-3/FSDP or parameter offload: the layer being
@@ -137,14 +144,14 @@ double UnitParams(const Stage& s, const LayerParams& l) {
 double GatheredUnits(const Stage& s) {
   const ParamCounts& c = s.in.params;
   const ParamGather& gather = s.in.training.gather;
-  const double dense = s.layers.dense > 0 ? UnitParams(s, c.dense_layer) : 0.0;
-  const double moe = s.layers.moe > 0 ? UnitParams(s, c.moe_layer) : 0.0;
   const double gathered_bits = s.full_training ? (s.fp32_model ? 32 : 16) : s.linear_bits;
   const double root_unit = s.params.embedding * s.emb_bits / 8 + s.params.lm_head * s.head_bits / 8;
   if (!gather.reshard_after_forward) {
-    return (D(s.layers.dense) * dense + D(s.layers.moe) * moe) * gathered_bits / 8 + root_unit;
+    const double dense = s.layers.dense > 0 ? D(s.layers.dense) * UnitParams(s, c.dense_layer) : 0;
+    const double moe = s.layers.moe > 0 ? D(s.layers.moe) * UnitParams(s, c.moe_layer) : 0;
+    return (dense + moe) * gathered_bits / 8 + root_unit;
   }
-  const double layer_unit = std::max(dense, moe) * gathered_bits / 8;
+  const double layer_unit = LargestUnitParams(s) * gathered_bits / 8;
   // What is gathered ahead of the unit in use: the next unit (FSDP), or DeepSpeed's
   // prefetch bucket when that is larger (small layers).
   const double prefetch = std::max(layer_unit, gather.prefetch_elements * gathered_bits / 8);
@@ -202,10 +209,7 @@ double TrainingBufferBytes(const Stage& s, double gradients, const Detail& d) {
     add("buffers.gathered_units", GatheredUnits(s));
     if (in.techniques.offload_params && s.full_training) {
       // One layer's gradients wait on the GPU for their reduce-scatter and copy to host.
-      const double per_layer =
-          std::max(s.layers.dense > 0 ? UnitParams(s, in.params.dense_layer) : 0.0,
-                   s.layers.moe > 0 ? UnitParams(s, in.params.moe_layer) : 0.0);
-      add("buffers.unit_gradients", per_layer * (s.fp32_model ? 4 : 2));
+      add("buffers.unit_gradients", LargestUnitParams(s) * (s.fp32_model ? 4 : 2));
     }
   }
   // Quantised frozen bases are dequantised to 16 bits one linear at a time for the matmul.

@@ -293,20 +293,22 @@ void DataParallelComm(const Request& r, const ParamCounts& c, const TrainingPoli
     const double ring = D(n - 1) / D(n);
     // Without resharding after forward, ZeRO-3 gathers each unit once per micro-batch.
     const double gathers = policy.gather.reshard_after_forward ? 2 : 1;
+    const Overlap& o = policy.overlap;
     double overlapped = 0;  // the part of dp_comm_s the policy runs behind compute
+    const bool all_overlapped = p.zero >= 3 ? o.param_gather && o.grad_reduce : o.grad_reduce;
     if (p.zero >= 3) {
       t.dp_comm_s = D(s.micro_batches) * ring *
                     (gathers * shard_params * weight_bytes + trainable * grad_bytes) /
                     t.dp_bandwidth;
       const double gather_s =
           D(s.micro_batches) * ring * gathers * shard_params * weight_bytes / t.dp_bandwidth;
-      overlapped = policy.overlap.param_gather && policy.overlap.grad_reduce ? t.dp_comm_s
-                   : policy.overlap.param_gather                             ? gather_s
-                   : policy.overlap.grad_reduce ? t.dp_comm_s - gather_s
-                                                : 0;
+      overlapped = all_overlapped   ? t.dp_comm_s
+                   : o.param_gather ? gather_s
+                   : o.grad_reduce  ? t.dp_comm_s - gather_s
+                                    : 0;
     } else {
       t.dp_comm_s = 2 * ring * trainable * grad_bytes / t.dp_bandwidth;
-      overlapped = policy.overlap.grad_reduce ? t.dp_comm_s : 0;
+      overlapped = all_overlapped ? t.dp_comm_s : 0;
     }
     // Buckets are reduced while backward runs: under ZeRO-0/1/2 once a step, during the last
     // micro-batch's backward (2/3 of its compute); under ZeRO-3 every micro-batch, whose
@@ -314,7 +316,7 @@ void DataParallelComm(const Request& r, const ParamCounts& c, const TrainingPoli
     // what the stack does not overlap.
     const double hidden_behind =
         p.zero >= 3 ? s.micro_stage * D(s.micro_batches) : s.micro_stage * 2 / 3;
-    t.dp_exposed_s = overlapped == t.dp_comm_s
+    t.dp_exposed_s = all_overlapped
                          ? std::max(0.0, t.dp_comm_s - hidden_behind)
                          : (t.dp_comm_s - overlapped) + std::max(0.0, overlapped - hidden_behind);
   }
