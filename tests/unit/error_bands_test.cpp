@@ -90,5 +90,25 @@ TEST(ErrorBands, RatesAreDividedAndDurationsMultiplied) {
   EXPECT_FALSE(r["bands"].contains("/performance/inference/ttft_ms"));
 }
 
+TEST(ErrorBands, ContainTheirFigureWhenEveryCaseFellOnOneSide) {
+  // vLLM's decode cases all came out above the measurement: predicted / measured 1.0419 to
+  // 3.0710 (the report above). Taken alone that band would be [tps / 3.0710, tps / 1.0419],
+  // which excludes the figure itself (issue #15 saw "11,702 tok/s" over "3,811-11,232"). The
+  // band stretches to the figure: [tps / 3.0710, tps] for a rate, [tpot, tpot x 3.0710] for a
+  // duration.
+  const Json r = Result({{"model", {{"preset", "llama-3.1-8b"}}},
+                         {"gpu", "h100-sxm-80gb"},
+                         {"framework", "vllm"},
+                         {"workload", {{"kind", "inference"}, {"concurrency", 16}}}});
+  const double tps = r["performance"]["inference"]["decode_tokens_per_s_total"];
+  const Json& rate = r["bands"]["/performance/inference/decode_tokens_per_s_total"];
+  EXPECT_NEAR(rate["low"].get<double>(), tps / 3.0710, 1e-9);
+  EXPECT_NEAR(rate["high"].get<double>(), tps, 1e-9);
+  const double tpot = r["performance"]["inference"]["tpot_ms"];
+  const Json& dur = r["bands"]["/performance/inference/tpot_ms"];
+  EXPECT_NEAR(dur["low"].get<double>(), tpot, 1e-9);
+  EXPECT_NEAR(dur["high"].get<double>(), tpot * 3.0710, 1e-9);
+}
+
 }  // namespace
 }  // namespace gpuplan::testing
