@@ -146,10 +146,23 @@ def training_case(c):
         req["workload"] = wl
         req["memory_techniques"] = {"recompute": "full", "flash_attention": True,
                                     "chunked_loss": True}
-        if kind == "qlora":
-            req["precision"] = {"weights": "nf4", "quantize_lm_head": True}
+        # The optimizer and dtypes of torchtune's single-device configs, as the memory cases of
+        # the same runs have them: the full finetune steps PagedAdamW8bit in backward on bf16
+        # weights without an fp32 master copy; the adapters are bf16. The optimizer step's time
+        # depends on them.
+        notes = ""
+        if kind == "full_finetune":
+            req["optimizer"] = "paged_adamw_8bit"
+            req["precision"] = {"weights": "bf16", "master_weights": "none"}
+            req["memory_techniques"]["optimizer_in_backward"] = True
+            notes = ("torchtune full_finetune_single_device: PagedAdamW8bit, bf16, optimizer "
+                     "in backward")
+        elif kind == "qlora":
+            req["precision"] = {"weights": "nf4", "adapters": "bf16", "quantize_lm_head": True}
+        else:
+            req["precision"] = {"weights": "bf16", "adapters": "bf16"}
         return dict(base_case(c, "/performance/training/tokens_per_s_per_gpu", ms["value"],
-                              "tokens/s"), request=req)
+                              "tokens/s", notes), request=req)
     return None
 
 

@@ -31,7 +31,10 @@ Json CalibrateOk(const Json& request) {
 // micro-batch 4 x 2048. By hand: matmul parameters N = 1,235,814,400 (the tied head counts);
 // attention 2 x 16 layers x 2048 x (2048 + 2048) = 268,435,456 FLOPs per token forward;
 // 6N + 3 x 268,435,456 = 8,220,192,768 FLOPs per token. The H100's 989.4 TFLOP/s bf16 at the
-// Hopper efficiency 0.45 gives 445.23e12 / 8,220,192,768 = 54,162.96 tokens/s.
+// Hopper efficiency 0.45 computes a step of 8192 tokens in 8192 x 8,220,192,768 / 445.23e12 =
+// 0.151247 s; the AdamW step then reads and writes 28 bytes a parameter (2 gradient, 8 fp32
+// master, 16 moments, 2 weight) at 3.35 TB/s x 0.66: 34,602,803,200 / 2.211e12 = 0.015650 s.
+// 8192 / 0.166898 s = 49,084.0 tokens/s.
 Json OneB() {
   return {{"model", {{"preset", "llama-3.2-1b"}}},
           {"workload", {{"kind", "full_finetune"}, {"micro_batch", 4}, {"seq_len", 2048}}},
@@ -51,26 +54,28 @@ std::vector<std::string> Codes(const Json& list) {
   return out;
 }
 
-TEST(Calibration, HalfTheEstimatedThroughputHalvesComputeEfficiency) {
+TEST(Calibration, HalfTheEstimatedThroughputMoreThanHalvesComputeEfficiency) {
   Json r = OneB();
-  r["measured"] = {{"tokens_per_s", 27081.48}};  // half of 54,162.96
+  r["measured"] = {{"tokens_per_s", 24542.0}};  // half of 49,084.0
   const Json c = CalibrateOk(r);
-  EXPECT_NEAR(c["calibration"]["compute"].get<double>(), 0.5, 0.5e-4);
+  // The memory-bound optimizer step does not scale with compute: a step of 8192 / 24,542 =
+  // 0.333795 s leaves 0.318145 s for the 0.151247 s of compute, so compute x 0.47540.
+  EXPECT_NEAR(c["calibration"]["compute"].get<double>(), 0.47540, 0.5e-4);
   const Json* row = Find(c["comparisons"], "quantity", "tokens_per_s@1");
   ASSERT_NE(row, nullptr);
-  EXPECT_NEAR((*row)["estimated"].get<double>(), 54162.96, 0.5);
-  // (54,162.96 - 27,081.48) / 27,081.48 = +100%: far beyond the 10% line.
+  EXPECT_NEAR((*row)["estimated"].get<double>(), 49084.0, 0.5);
+  // (49,084 - 24,542) / 24,542 = +100%: far beyond the 10% line.
   EXPECT_NEAR((*row)["error"].get<double>(), 1.0, 1e-4);
   EXPECT_FALSE((*row)["within_success_line"].get<bool>());
-  EXPECT_NEAR((*row)["calibrated"].get<double>(), 27081.48, 0.5);
+  EXPECT_NEAR((*row)["calibrated"].get<double>(), 24542.0, 0.5);
   EXPECT_EQ(c["calibration"]["measured_on"], "h100-sxm-80gb");
 }
 
 TEST(Calibration, WithinTenPercentIsTheSuccessLine) {
   Json r = OneB();
-  r["measured"] = {{"tokens_per_s", 50000}};  // 54,162.96 / 50,000 - 1 = +8.3%
+  r["measured"] = {{"tokens_per_s", 45000}};  // 49,084.0 / 45,000 - 1 = +9.1%
   const Json c = CalibrateOk(r);
-  EXPECT_NEAR(c["comparisons"][0]["error"].get<double>(), 0.0833, 1e-3);
+  EXPECT_NEAR(c["comparisons"][0]["error"].get<double>(), 0.0908, 1e-3);
   EXPECT_TRUE(c["comparisons"][0]["within_success_line"].get<bool>());
   EXPECT_DOUBLE_EQ(c["success_line"].get<double>(), 0.10);
 }
@@ -110,8 +115,9 @@ TEST(Calibration, FactorsReapplyToLaterEstimatesAndSaySo) {
   Json r = OneB();
   r["calibration"] = {{"compute", 0.5}, {"measured_on", "h100-sxm-80gb"}};
   const Json e = Result(r);
-  // 54,162.96 x 0.5 on one GPU (no communication to scale differently).
-  EXPECT_NEAR(e["performance"]["training"]["tokens_per_s"].get<double>(), 27081.48, 0.5);
+  // Compute at half speed, the memory-bound optimizer step unchanged: 8192 / (0.151247 / 0.5 +
+  // 0.015650) = 25,749.3 tokens/s.
+  EXPECT_NEAR(e["performance"]["training"]["tokens_per_s"].get<double>(), 25749.3, 0.5);
   const Json& assumptions = e["explain"]["/performance/training/tokens_per_s"]["assumptions"];
   bool marked = false;
   for (const Json& a : assumptions) {
@@ -187,11 +193,16 @@ TEST(Calibration, LinearSpeedupKeepsTheInterconnect) {
   // between link speeds is settled toward no correction.
   Json r = OneB();
   r["parallel"] = {{"gpus", 2}};
+  // Two H100s under DDP: 2,471,628,800 bytes of bf16 gradients in 95 buckets of 25 MiB, each
+  // all-reduce 18.6 us of latency (12.5 + 6.1 log2 2) plus 1/2 x 2 x bytes / 360 GB/s: 8.633 ms,
+  // hidden behind the backward except the last bucket, the 525,336,576-byte embedding gradient
+  // (1.478 ms); the other 7.155 ms slow the compute they overlap by 18.9% (1.352 ms). Step
+  // 0.151247 + 0.001478 + 0.001352 + 0.015650 = 0.169728 s: 16384 / 0.169728 = 96,531 tokens/s.
   r["measured"] = {
       {"scaling",
-       {{{"gpus", 1}, {"tokens_per_s", 54162.96}}, {{"gpus", 2}, {"tokens_per_s", 108325.9}}}}};
+       {{{"gpus", 1}, {"tokens_per_s", 49084.0}}, {{"gpus", 2}, {"tokens_per_s", 96531.1}}}}};
   const Json c = CalibrateOk(r);
-  // 54,162.96 is the hand-worked estimate: within 0.1% of it is no correction at all.
+  // These are the hand-worked estimates: within 0.1% of them is no correction at all.
   EXPECT_EQ(c["calibration"]["interconnect"].get<double>(), 1.0);
   EXPECT_EQ(c["calibration"]["compute"].get<double>(), 1.0);
   EXPECT_EQ(Find(c["diagnosis"], "code", "speedup_low"), nullptr);
@@ -200,9 +211,10 @@ TEST(Calibration, LinearSpeedupKeepsTheInterconnect) {
   EXPECT_FALSE(Result(again)["calibration"]["applied"].get<bool>());
 }
 
-TEST(Calibration, ALinkTheModelDoesNotUseIsNotFitted) {
-  // LoRA on Llama 3.2 1B exchanges only the adapters' gradients (a few MB), hidden behind the
-  // backward pass at any link speed: the curve cannot say anything about the link.
+TEST(Calibration, ALinkTheModelBarelyUsesCannotExplainALowSpeedup) {
+  // LoRA on Llama 3.2 1B exchanges only the adapters' gradients (a few MB): even the slowest
+  // link the calibration allows costs little more than its latencies and last bucket, far from
+  // the measured 60%, so the factor stops at its bound and says so.
   Json r = OneB();
   r["workload"]["kind"] = "lora";
   r["parallel"] = {{"gpus", 4}};
@@ -211,10 +223,9 @@ TEST(Calibration, ALinkTheModelDoesNotUseIsNotFitted) {
                      {{"gpus", 2}, {"tokens_per_s", 96000}},
                      {{"gpus", 4}, {"tokens_per_s", 144000}}}}};
   const Json c = CalibrateOk(r);
-  EXPECT_EQ(c["calibration"]["interconnect"].get<double>(), 1.0);
   const Json* note = Find(c["notes"], "path", "/calibration/interconnect");
   ASSERT_NE(note, nullptr);
-  EXPECT_EQ((*note)["code"], "factor_not_derived");
+  EXPECT_EQ((*note)["code"], "factor_at_bound");
   // 144,000 / 60,000 / 4 = 60% of linear: still the third mismatch.
   EXPECT_NE(Find(c["diagnosis"], "code", "speedup_low"), nullptr);
 }

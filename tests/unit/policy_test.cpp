@@ -177,11 +177,13 @@ TEST(Policy, OverlapHidesOnlyWhatTheStackOverlaps) {
   ASSERT_GT(serial.training.dp_comm_s, 0);
   EXPECT_DOUBLE_EQ(serial.training.dp_exposed_s, serial.training.dp_comm_s);
   // ZeRO-3 without prefetch: the two gathers (4 of 6 bytes a parameter) are exposed, the
-  // reduce-scatter still hides behind the backward.
+  // reduce-scatters still hide behind the backward but for the last one, the root unit's.
   const Request z3 = Parse(OneB(FullFinetune(4, 4096), {{"gpus", 8}, {"zero", 3}}));
   const Estimate no_prefetch =
       With(z3, [](StackProfile* p) { p->training.overlap.param_gather = false; });
-  EXPECT_NEAR(no_prefetch.training.dp_exposed_s / no_prefetch.training.dp_comm_s, 2.0 / 3, 1e-12);
+  const TrainingPerf& np = no_prefetch.training;
+  EXPECT_NEAR(np.dp_exposed_s, np.dp_gather_s + np.dp_last_bucket_s, 1e-12);
+  EXPECT_GT(np.dp_gather_s / np.dp_comm_s, 0.6);  // 2/3 of the bytes, with their latencies
 }
 
 const GpuSpec& Card(const char* id) { return *testing::ShippedCatalog().FindGpu(id); }

@@ -64,4 +64,8 @@ MemoryResult EstimateMemory(const MemoryInput& in);
 /// Trainable parameters LoRA adds for a target set and rank (whole model).
 int64_t LoraParams(const ModelSpec& m, const LoraTargets& t, int64_t rank);
 
+/// Optimizer state bytes per trainable parameter, in the policy's dtype (`param_bytes`: the
+/// parameter's own element size, for StateDtype::kParam).
+double OptimizerStateBytes(Optimizer o, int64_t hidden, StateDtype dtype, double param_bytes);
+
 }  // namespace gpuplan

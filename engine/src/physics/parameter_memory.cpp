@@ -35,15 +35,6 @@ double Fp32StateBytes(Optimizer o, int64_t hidden) {
   return 8;
 }
 
-// The state in the policy's dtype. 8-bit optimizers quantise their own states whatever it is.
-double OptimizerStateBytes(Optimizer o, int64_t hidden, StateDtype dtype, double param_bytes) {
-  const double fp32 = Fp32StateBytes(o, hidden);
-  if (dtype == StateDtype::kFp32 || o == Optimizer::kAdamW8bit || o == Optimizer::kPagedAdamW8bit) {
-    return fp32;
-  }
-  return fp32 * (dtype == StateDtype::kBf16 ? 2 : param_bytes) / 4;
-}
-
 // GGUF mixtures pick a type per tensor and layer (llama.cpp's llama_tensor_get_type).
 double GgufLinearBytes(const Stage& s) {
   const ModelSpec& m = s.in.model;
@@ -159,6 +150,15 @@ double GatheredUnits(const Stage& s) {
 }
 
 }  // namespace
+
+// The state in the policy's dtype. 8-bit optimizers quantise their own states whatever it is.
+double OptimizerStateBytes(Optimizer o, int64_t hidden, StateDtype dtype, double param_bytes) {
+  const double fp32 = Fp32StateBytes(o, hidden);
+  if (dtype == StateDtype::kFp32 || o == Optimizer::kAdamW8bit || o == Optimizer::kPagedAdamW8bit) {
+    return fp32;
+  }
+  return fp32 * (dtype == StateDtype::kBf16 ? 2 : param_bytes) / 4;
+}
 
 double WeightBytes(const Stage& s, const Detail& d) {
   const WeightFormat f = s.in.precision.weights;

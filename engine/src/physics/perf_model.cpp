@@ -259,67 +259,186 @@ void ExpertParallelComm(const Request& r, const ParamCounts& c, const StepShape&
   }
 }
 
-void DataParallelComm(const Request& r, const ParamCounts& c, const TrainingPolicy& policy,
-                      const StepShape& s, TrainingPerf* out) {
+// Ring latency of one data-parallel collective over n ranks on `nodes` nodes (NCCL's cost
+// model, src/graph/tuning.cc ncclTopoTuneModel): the NVLink fit, plus kNetHopLatency for each
+// ring step that crosses the network, of which a ring all-reduce has 2 x nodes and a
+// reduce-scatter or all-gather nodes - 1 (nInterSteps). `pcie`: the intra-node link is PCIe.
+double DpLatency(int64_t n, int64_t nodes, bool all_reduce, bool pcie) {
+  const double crossings = nodes <= 1 ? 0.0 : all_reduce ? 2.0 * D(nodes) : D(nodes - 1);
+  return CollectiveLatency(n, pcie) + crossings * kNetHopLatency;
+}
+
+// What one GPU moves for data parallelism, and over which ring.
+struct DpShape {
+  int64_t n = 1;            ///< ranks in the shard group
+  int64_t nodes = 1;        ///< nodes the group spans
+  bool pcie = false;        ///< the intra-node link is PCIe
+  double ring = 0;          ///< (n - 1) / n
+  double shard_params = 0;  ///< parameters on this GPU before sharding (tp x pp split)
+  double trainable = 0;     ///< of which trainable
+  double weight_bytes = 2;  ///< a gathered weight on the wire
+  double grad_bytes = 2;    ///< a reduced gradient on the wire
+  double root_params = 0;   ///< the first (and ZeRO-3's root) unit: embedding, and the head
+  double layer_params = 0;  ///< the first layer on this GPU
+};
+
+DpShape DpShapeOf(const Request& r, const ParamCounts& c) {
   const Parallel& p = r.parallel;
   const Workload& w = r.workload;
   const GpuSpec& g = r.gpu;
   const ModelSpec& m = r.model;
-  const CalibrationFactors& cal = r.calibration;
   const bool fp32 =
       r.precision.weights == WeightFormat::kFp32 || r.precision.weights == WeightFormat::kTf32;
+  DpShape d;
+  d.n = p.ShardGroup();
+  const int64_t per_node = std::max<int64_t>(1, g.gpus_per_node);
+  d.nodes = std::min(d.n, (p.gpus + per_node - 1) / per_node);
+  d.pcie = SlowLink(g, 1);
+  d.ring = D(d.n - 1) / D(d.n);
+  d.shard_params = D(c.total) / D(p.tp * p.pp);
+  d.trainable =
+      w.IsPeft() ? D(LoraParams(m, w.lora_targets, w.lora_rank)) / D(p.tp * p.pp) : d.shard_params;
+  // Gathered weights travel in their storage format (a QLoRA base in 4 bits); gradients in
+  // the compute type (fp32 adapters in 4 bytes).
+  d.weight_bytes = fp32 ? 4
+                        : (IsFloatTrainable(r.precision.weights)
+                               ? 2
+                               : Bits(r.precision.weights, r.precision.quant).bits_per_weight / 8);
+  d.grad_bytes = fp32 || (w.IsPeft() && r.precision.adapters_fp32) ? 4 : 2;
+  d.root_params = D(c.embedding + (p.pp == 1 ? c.lm_head : 0)) / D(p.tp);
+  const LayerParams& first = m.IsMoeLayer(0) ? c.moe_layer : c.dense_layer;
+  d.layer_params = D(first.attn_linear + first.mlp_linear) / D(p.tp) +
+                   D(first.expert_linear) / D(p.ep * p.tp) +
+                   D(first.attn_other + first.mlp_bias + first.router + first.norms);
+  return d;
+}
+
+// The data-parallel traffic of a step and the pieces of it that nothing can hide.
+struct DpTimes {
+  double gather_s = 0;  ///< ZeRO-3 parameter all-gathers
+  double reduce_s = 0;  ///< gradient reductions
+  double latency_s = 0;
+  double last_s = 0;   ///< the last bucket's (ZeRO-3: the root unit's) reduction
+  double first_s = 0;  ///< ZeRO-3: the first units' gathers before each micro-batch's forward
+};
+
+DpTimes DpTimesOf(const Request& r, const TrainingPolicy& policy, const StepShape& s,
+                  const DpShape& d, double bw) {
+  const Parallel& p = r.parallel;
+  const bool full = !r.workload.IsPeft();
+  const double mb = D(s.micro_batches);
+  const double ar_lat = DpLatency(d.n, d.nodes, true, d.pcie);
+  const double rs_lat = DpLatency(d.n, d.nodes, false, d.pcie);  // all-gathers alike
+  const double grads = d.trainable * d.grad_bytes;
+  DpTimes t;
+  if (p.zero >= 3) {
+    // Parameters all-gathered twice (once without resharding after forward) and gradients
+    // reduce-scattered every micro-batch, unit by unit: ZeRO paper section 7's 1.5x volume.
+    const double gathers = policy.gather.reshard_after_forward ? 2 : 1;
+    const double units = s.first_layers + 1;  // the stage's layers and the root unit
+    t.gather_s = mb * gathers * (d.ring * d.shard_params * d.weight_bytes / bw + units * rs_lat);
+    t.reduce_s = mb * (d.ring * grads / bw + units * rs_lat);
+    t.latency_s = mb * (gathers + 1) * units * rs_lat;
+    // The root unit's gradients are complete only when backward reaches the embedding, the
+    // last thing it computes: its reduce-scatter follows the step's compute (FSDP paper,
+    // Zhao et al., VLDB 2023, section 4: backward prefetching covers every unit but the
+    // last). For adapters, one layer's.
+    const double last = full ? d.root_params * d.grad_bytes
+                             : d.trainable / std::max(1.0, s.first_layers) * d.grad_bytes;
+    t.last_s = d.ring * std::min(grads, last) / bw + rs_lat;
+    // Before a forward can start the root unit and the first layer must be gathered: nothing
+    // precedes them to hide behind (Zhao et al. 2023: the first all-gather is exposed), and
+    // every micro-batch's forward begins so.
+    const double emb_bytes = d.weight_bytes > 2 ? d.weight_bytes : 2;  // 16-bit, fp32 models 4
+    t.first_s = mb * (d.ring * (d.root_params * emb_bytes + d.layer_params * d.weight_bytes) / bw +
+                      2 * rs_lat);
+    t.first_s = std::min(t.first_s, t.gather_s);
+    return t;
+  }
+  // ZeRO-0/1/2: gradients all-reduced once a step (ZeRO-1/2: reduce-scattered, then the
+  // parameters all-gathered: the same volume), bucket by bucket: the policy's contiguous
+  // bucket, else DDP's 25 MiB.
+  const double bucket = policy.buckets.bucket_elements > 0
+                            ? policy.buckets.bucket_elements * d.grad_bytes
+                            : kDdpBucketBytes;
+  const double buckets = std::max(1.0, std::ceil(grads / bucket));
+  t.reduce_s = 2 * d.ring * grads / bw + buckets * ar_lat;
+  t.latency_s = buckets * ar_lat;
+  // Buckets fill in reverse order of the parameters, and the first layers' gradients come
+  // last in backward: the last bucket (at least the embedding table's gradient, which DDP
+  // buckets alone when it outgrows the cap) is reduced after backward ends (Li et al., VLDB
+  // 2020, sections 3.2.3 and 5).
+  const double first_tensor = full ? D(r.model.vocab * r.model.hidden) / D(p.tp) : 0;
+  const double last = std::min(grads, std::max(bucket, first_tensor * d.grad_bytes));
+  t.last_s = p.zero == 0 ? 2 * d.ring * last / bw + ar_lat : d.ring * last / bw + rs_lat;
+  return t;
+}
+
+void DataParallelComm(const Request& r, const ParamCounts& c, const TrainingPolicy& policy,
+                      const StepShape& s, TrainingPerf* out) {
+  const Parallel& p = r.parallel;
+  const GpuSpec& g = r.gpu;
   TrainingPerf& t = *out;
-  // Data parallel: gradients all-reduced once a step (ZeRO-0/1), reduce-scattered plus
-  // parameters all-gathered (ZeRO-2: same volume), or parameters all-gathered twice and
-  // gradients reduce-scattered every micro-batch (ZeRO-3/FSDP: 1.5x, ZeRO paper section 7).
   // Across nodes the tp x pp data-parallel groups of a node share its network.
   t.dp_crosses_nodes = p.gpus > g.gpus_per_node;
   const int64_t groups_per_node = std::min(p.tp * p.pp, g.gpus_per_node);
-  t.dp_bandwidth = cal.interconnect * (t.dp_crosses_nodes ? InterNodeBandwidth(g, groups_per_node)
-                                                          : IntraNodeBandwidth(g));
-  if (p.ShardGroup() > 1) {
-    const int64_t n = p.ShardGroup();
-    const double shard_params = D(c.total) / D(p.tp * p.pp);
-    const double trainable =
-        w.IsPeft() ? D(LoraParams(m, w.lora_targets, w.lora_rank)) / D(p.tp * p.pp) : shard_params;
-    // Gathered weights travel in their storage format (a QLoRA base in 4 bits); gradients in
-    // the compute type (fp32 adapters in 4 bytes).
-    const double weight_bytes =
-        fp32 ? 4
-             : (IsFloatTrainable(r.precision.weights)
-                    ? 2
-                    : Bits(r.precision.weights, r.precision.quant).bits_per_weight / 8);
-    const double grad_bytes = fp32 || (w.IsPeft() && r.precision.adapters_fp32) ? 4 : 2;
-    const double ring = D(n - 1) / D(n);
-    // Without resharding after forward, ZeRO-3 gathers each unit once per micro-batch.
-    const double gathers = policy.gather.reshard_after_forward ? 2 : 1;
-    const Overlap& o = policy.overlap;
-    double overlapped = 0;  // the part of dp_comm_s the policy runs behind compute
-    const bool all_overlapped = p.zero >= 3 ? o.param_gather && o.grad_reduce : o.grad_reduce;
-    if (p.zero >= 3) {
-      t.dp_comm_s = D(s.micro_batches) * ring *
-                    (gathers * shard_params * weight_bytes + trainable * grad_bytes) /
-                    t.dp_bandwidth;
-      const double gather_s =
-          D(s.micro_batches) * ring * gathers * shard_params * weight_bytes / t.dp_bandwidth;
-      overlapped = all_overlapped   ? t.dp_comm_s
-                   : o.param_gather ? gather_s
-                   : o.grad_reduce  ? t.dp_comm_s - gather_s
-                                    : 0;
-    } else {
-      t.dp_comm_s = 2 * ring * trainable * grad_bytes / t.dp_bandwidth;
-      overlapped = all_overlapped ? t.dp_comm_s : 0;
-    }
-    // Buckets are reduced while backward runs: under ZeRO-0/1/2 once a step, during the last
-    // micro-batch's backward (2/3 of its compute); under ZeRO-3 every micro-batch, whose
-    // gathers also prefetch during forward. Only what outlasts that is exposed, and all of
-    // what the stack does not overlap.
-    const double hidden_behind =
-        p.zero >= 3 ? s.micro_stage * D(s.micro_batches) : s.micro_stage * 2 / 3;
-    t.dp_exposed_s = all_overlapped
-                         ? std::max(0.0, t.dp_comm_s - hidden_behind)
-                         : (t.dp_comm_s - overlapped) + std::max(0.0, overlapped - hidden_behind);
-  }
+  t.dp_bandwidth =
+      r.calibration.interconnect *
+      (t.dp_crosses_nodes ? InterNodeBandwidth(g, groups_per_node) : IntraNodeBandwidth(g));
+  if (p.ShardGroup() <= 1) return;
+  const DpShape d = DpShapeOf(r, c);
+  const DpTimes x = DpTimesOf(r, policy, s, d, t.dp_bandwidth);
+  const Overlap& o = policy.overlap;
+  const bool zero3 = p.zero >= 3;
+  t.dp_comm_s = x.gather_s + x.reduce_s;
+  t.dp_latency_s = x.latency_s;
+  t.dp_gather_s = x.gather_s;
+  t.dp_last_bucket_s = x.last_s;
+  t.dp_first_gather_s = zero3 ? x.first_s : 0;
+  // What the stack runs behind compute, less what has nothing to hide behind: the last
+  // bucket and the first gathers.
+  const double overlappable = (o.grad_reduce ? x.reduce_s - x.last_s : 0) +
+                              (zero3 && o.param_gather ? x.gather_s - x.first_s : 0);
+  // Buckets are reduced while backward runs: under ZeRO-0/1/2 once a step, during the last
+  // micro-batch's backward (2/3 of its compute); under ZeRO-3 every micro-batch, whose
+  // gathers also prefetch during forward. Only what outlasts that is exposed, and all of
+  // what the stack does not overlap.
+  const double hidden_behind = zero3 ? s.micro_stage * D(s.micro_batches) : s.micro_stage * 2 / 3;
+  t.dp_exposed_s = (t.dp_comm_s - overlappable) + std::max(0.0, overlappable - hidden_behind);
+  // While they overlap, the collectives slow the compute they run beside.
+  t.dp_contention_s = kOverlapComputeSlowdown * std::min(overlappable, hidden_behind);
+}
+
+// The optimizer step after backward: an elementwise update, memory-bound, of this GPU's
+// shard (ZeRO-1 and up shard it over the data-parallel ranks): each trainable parameter's
+// gradient read, fp32 master copy and moments read and written, and the weight written (read
+// and written when there is no master copy). AdamW in mixed precision: 2 + 8 + 16 + 2 = 28
+// bytes per parameter (ZeRO paper, section 3.1's 16 bytes of state, plus the traffic), at the
+// fraction of the card's memory bandwidth decode streaming achieves. A step offloaded to the
+// host runs there (not modelled here).
+double OptimizerStepSeconds(const Request& r, const ParamCounts& c, const TrainingPolicy& policy) {
+  const Parallel& p = r.parallel;
+  const Workload& w = r.workload;
+  const GpuSpec& g = r.gpu;
+  if (r.techniques.offload_optimizer || r.techniques.offload_params) return 0;
+  if (!(g.mem_bandwidth_bytes_per_s > 0)) return 0;
+  const bool fp32 =
+      r.precision.weights == WeightFormat::kFp32 || r.precision.weights == WeightFormat::kTf32;
+  const bool peft = w.IsPeft();
+  const double params = peft ? D(LoraParams(r.model, w.lora_targets, w.lora_rank)) / D(p.tp * p.pp)
+                             : D(c.total) / D(p.tp * p.pp);
+  const double shard = p.zero >= 1 ? D(std::max<int64_t>(1, p.ShardGroup())) : 1;
+  const double param_b = fp32 || (peft && r.precision.adapters_fp32) ? 4 : 2;
+  const double grad_b = peft ? param_b : (fp32 || policy.fp32_grad_accumulation ? 4 : 2);
+  const bool master = r.precision.master == MasterWeights::kFp32 && param_b < 4;
+  const double master_b = master ? 4 : 0;
+  const double state_b =
+      OptimizerStateBytes(r.optimizer, r.model.hidden, policy.optimizer_states, param_b);
+  const double per_param = grad_b + 2 * master_b + 2 * state_b + (master ? 1 : 2) * param_b;
+  const double bandwidth =
+      g.mem_bandwidth_bytes_per_s *
+      std::min(1.0, DefaultEfficiencies(g).decode_bandwidth * r.calibration.bandwidth);
+  return params / shard * per_param / bandwidth;
 }
 
 }  // namespace
@@ -333,16 +452,22 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
   TensorParallelComm(r, s, &t);
   ExpertParallelComm(r, c, s, &t);
   DataParallelComm(r, c, policy, s, &t);
+  t.optimizer_step_s = OptimizerStepSeconds(r, c, policy);
   // Overlapped tensor-parallel collectives (Megatron-Core's --tp-comm-overlap splits them into
   // chunks pipelined with the GEMMs that produce and consume them) show only beyond compute.
   t.tp_exposed_s = policy.overlap.tp_comm ? std::max(0.0, t.tp_comm_s - t.compute_s) : t.tp_comm_s;
-  t.step_s = t.compute_s + t.bubble_s + t.tp_exposed_s + t.ep_comm_s + t.dp_exposed_s;
+  // What parallelism costs: the share of the step's compute and communication spent
+  // computing. The optimizer step is left out: one GPU pays it too (one GPU scores 1), and
+  // ZeRO sharding shrinks it as GPUs are added, which is not communication's gain.
+  const double parallel_s =
+      t.compute_s + t.bubble_s + t.tp_exposed_s + t.ep_comm_s + t.dp_exposed_s + t.dp_contention_s;
+  t.step_s = parallel_s + t.optimizer_step_s;
   t.tokens_per_step = s.tokens_per_micro * D(s.micro_batches) * D(std::max<int64_t>(1, p.Dp()));
   t.tokens_per_s = t.step_s > 0 ? t.tokens_per_step / t.step_s : 0;
   t.tokens_per_s_per_gpu = t.tokens_per_s / D(p.gpus);
   t.mfu = t.flops.model_per_token * t.tokens_per_s / (D(p.gpus) * Bf16Peak(g));
   t.achieved_tflops_per_gpu = t.flops.hardware_per_token * t.tokens_per_s_per_gpu / kTera;
-  t.scaling_efficiency = t.step_s > 0 ? t.compute_s / t.step_s : 0;
+  t.scaling_efficiency = parallel_s > 0 ? t.compute_s / parallel_s : 0;
   t.tokens = r.workload.tokens;
   t.time_s = t.tokens_per_s > 0 ? t.tokens / t.tokens_per_s : 0;
   t.gpu_hours = t.time_s * D(p.gpus) / 3600;
