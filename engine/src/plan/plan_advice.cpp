@@ -166,15 +166,14 @@ void AdviseModelParallel(const Request& base, const PlanResult& out, std::vector
   const PlanChoice& top = out.recommendations.front();
   const Request& q = top.request;
   const GpuSpec& g = q.gpu;
-  for (const PlanChoice& other : out.recommendations) {
-    if (other.count == 1 && top.count > 1) {
-      advice->push_back(Note{"one_big_card",
-                             {{"top_count", D(top.count)}},
-                             "one " + other.request.gpu.name + " holds the whole job where " +
-                                 g.name + " needs " + std::to_string(top.count) +
-                                 ": one big card avoids model-parallel losses"});
-      break;
-    }
+  const auto one = std::find_if(out.recommendations.begin(), out.recommendations.end(),
+                                [](const PlanChoice& c) { return c.count == 1; });
+  if (top.count > 1 && one != out.recommendations.end()) {
+    advice->push_back(Note{"one_big_card",
+                           {{"top_count", D(top.count)}},
+                           "one " + one->request.gpu.name + " holds the whole job where " + g.name +
+                               " needs " + std::to_string(top.count) +
+                               ": one big card avoids model-parallel losses"});
   }
   if (q.parallel.tp <= 1) return;
   const bool pcie = g.intra_node_kind.rfind("pcie", 0) == 0;

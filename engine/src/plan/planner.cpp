@@ -145,10 +145,10 @@ std::vector<int64_t> PlanCounts(int64_t max_gpus, int64_t gpus_per_node) {
   return {counts.begin(), counts.end()};
 }
 
-PlanResult Plan(const Request& request, const std::vector<GpuSpec>& cards,
+PlanResult Plan(const Request& base_request, const std::vector<GpuSpec>& cards,
                 const PlanOptions& options) {
   PlanResult out;
-  Request base = request;
+  Request base = base_request;
   out.global_batch = FixGlobalBatch(&base, &out.global_batch_default);
   const Ranking ranking = RankingFor(base);
   const ParamCounts c = CountParams(base.model);

@@ -99,7 +99,7 @@ struct PlanResult {
 };
 
 /// Searches `cards` for `base` (whose gpu and parallel are ignored). Pure.
-PlanResult Plan(const Request& base, const std::vector<GpuSpec>& cards,
+PlanResult Plan(const Request& base_request, const std::vector<GpuSpec>& cards,
                 const PlanOptions& options = {});
 
 /// The counts tried for a card, up to max_gpus: powers of two, one to eight whole nodes, then

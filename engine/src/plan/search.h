@@ -56,7 +56,7 @@ struct CardSearch {
 /// Records a checked setup of `count` cards: the closest miss overall and per count.
 void Track(CardSearch* cs, const Request& q, const FitCheck& f, int64_t count);
 
-CardSearch SearchTraining(const Request& base, const GpuSpec& g, const ParamCounts& c,
+CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamCounts& c,
                           const PlanOptions& opt, Ranking ranking);
 CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCounts& c,
                          Ranking ranking);
