@@ -24,3 +24,23 @@ test('index.html has no inline script, style or handler (the CSP allows none)', 
   assert.doesNotMatch(html, /<style\b|\sstyle=/, 'an inline style');
   assert.doesNotMatch(html, /\son[a-z]+=/, 'an inline event handler');
 });
+
+test('every text the page names has English and Chinese words', async () => {
+  const { kLanguages } = await import('../../web/i18n.js');
+  const dir = new URL('../../web/', import.meta.url);
+  const keys = new Set([...readFileSync(new URL('index.html', dir), 'utf8').matchAll(/data-i18n="([a-z0-9_]+)"/g)]
+    .map((m) => m[1]));
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.js'))) {
+    for (const m of readFileSync(new URL(f, dir), 'utf8').matchAll(/\bt\('([a-z0-9_]+)'/g)) keys.add(m[1]);
+  }
+  // Rank codes the engine sends (issue #15): each worded in both languages.
+  for (const code of ['fewest_cards_meeting_deadline', 'fastest_above_knee', 'cheapest_per_job',
+    'unpriced_after_priced', 'cheapest_per_million_tokens', 'fastest', 'cheapest', 'fewest_cards', 'lowest_power']) {
+    keys.add(`rank_${code}`);
+  }
+  const missing = [];
+  for (const key of keys) {
+    for (const [lang, words] of Object.entries(kLanguages)) if (!Object.hasOwn(words, key)) missing.push(`${lang}: ${key}`);
+  }
+  assert.deepEqual(missing, []);
+});
