@@ -112,7 +112,12 @@ TEST(Plan, ConstraintsReject) {
   const PlanResult p = Plan(Parse(req), cards);
   ASSERT_EQ(p.rejected.size(), 2u);
   EXPECT_EQ(p.rejected[0].code, "needs_liquid_cooling");
-  EXPECT_EQ(p.rejected[1].code, "misses_deadline");
+  // 8B x 1e12 tokens x 6 FLOPs = 4.8e22 FLOPs; an H100's 989 TFLOP/s, even at full peak,
+  // needs 4.8e22 / 9.89e14 / 3600 = 13,500 card-hours: far more than 8 cards in one hour. The
+  // count limit binds, and the reason says how many cards the deadline needs at least.
+  EXPECT_EQ(p.rejected[1].code, "exceeds_max_gpus");
+  EXPECT_GT(p.rejected[1].params.at("cards_needed_at_least"), 13500);
+  EXPECT_EQ(p.rejected[1].path, "/constraints/max_gpus");
   req["model"] = {{"preset", "llama-3.1-405b"}};
   req["constraints"] = {{"max_gpus", 2}};
   const PlanResult big = Plan(Parse(req), {*Catalog().FindGpu("rtx-4090-24gb")});

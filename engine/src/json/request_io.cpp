@@ -162,6 +162,7 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
         r.IntOr("seq_len", max_ctx > 0 ? std::min<int64_t>(max_ctx, 4096) : 4096, 1, kMaxSeq);
     w.grad_accum = r.IntOr("grad_accum", 1, 1, 1 << 20);
     if (const auto gb = r.Int("global_batch", 1, kBig)) w.global_batch = *gb;
+    w.batch_given = r.Has("global_batch") || r.Has("grad_accum");
     // The run's length: Chinchilla's 20 tokens per parameter for pretraining (Hoffmann et al.
     // 2022), a typical 100M-token supervised set for fine-tuning.
     const double params = static_cast<double>(CountParams(out->request.model).total);

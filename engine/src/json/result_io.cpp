@@ -37,7 +37,8 @@ Json Levers(const std::vector<Lever>& levers) {
                    {"total_with_headroom_bytes", Bytes(l.total_with_headroom_bytes)},
                    {"saved_bytes", Bytes(l.saved_bytes)},
                    {"fits", l.fits},
-                   {"cost", l.cost}});
+                   {"cost", l.cost},
+                   {"time_factor", l.time_factor}});
   }
   return out;
 }
@@ -282,6 +283,42 @@ Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
   return out;
 }
 
+namespace {
+
+Json SetupJson(const Request& q) {
+  const Parallel& p = q.parallel;
+  return {{"gpus", p.gpus},
+          {"tp", p.tp},
+          {"pp", p.pp},
+          {"zero", p.zero},
+          {"micro_batch", q.workload.micro_batch},
+          {"grad_accum", q.workload.grad_accum},
+          {"recompute", q.techniques.recompute == Recompute::kFull
+                            ? "full"
+                            : (q.techniques.recompute == Recompute::kNone ? "none" : "selective")}};
+}
+
+Json AlmostFitJson(const std::optional<AlmostFit>& a) {
+  if (!a) return nullptr;
+  return {{"count", a->count},
+          {"setup", SetupJson(a->setup)},
+          {"total_bytes", Bytes(a->total_bytes)},
+          {"total_with_headroom_bytes", Bytes(a->total_with_headroom_bytes)},
+          {"capacity_bytes", Bytes(a->capacity_bytes)},
+          {"short_by_bytes", Bytes(a->total_with_headroom_bytes - a->capacity_bytes)},
+          {"levers", Levers(a->levers)}};
+}
+
+Json FewestJson(const std::optional<FewestCards>& f) {
+  if (!f) return nullptr;
+  return {{"count", f->count},
+          {"parallel", SetupJson(f->setup)},
+          {"time_s", f->time_s},
+          {"usd_total", f->usd_total < 0 ? Json(nullptr) : Json(f->usd_total)}};
+}
+
+}  // namespace
+
 Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
                 const std::string& catalog_version) {
   Json recs = Json::array();
@@ -315,13 +352,20 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
           {{"weights", std::string(Name(q.precision.weights))},
            {"kv_cache", std::string(Name(q.precision.kv_cache))}}},
          {"estimate", EstimateBody(q, e, DiagnoseEstimate(q, e), {})},
-         {"rank_reason", c.rank_reason}});
+         {"rank_code", c.rank_code},
+         {"rank_reason", c.rank_reason},
+         {"almost_fits", AlmostFitJson(c.almost_fits)},
+         {"fewest_cards", FewestJson(c.fewest_cards)}});
   }
   Json rejected = Json::array();
   for (const auto& r : plan.rejected) {
-    rejected.push_back({{"gpu", r.gpu_id}, {"code", r.code}, {"reason", r.reason}});
+    Json one = {{"gpu", r.gpu_id}, {"code", r.code}, {"reason", r.reason}, {"params", r.params}};
+    if (!r.path.empty()) one["path"] = r.path;
+    rejected.push_back(std::move(one));
   }
-  Json out = {{"request_normalized", pr.normalized},
+  Json normalized = pr.normalized;
+  if (plan.global_batch > 0) normalized["workload"]["global_batch"] = plan.global_batch;
+  Json out = {{"request_normalized", normalized},
               {"defaults_applied", pr.defaults_applied},
               {"catalog_version", catalog_version},
               {"engine_version", std::string(kEngineVersion)},

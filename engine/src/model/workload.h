@@ -41,6 +41,7 @@ struct Workload {
   int64_t seq_len = 2048;
   int64_t grad_accum = 1;
   int64_t global_batch = 0;  ///< sequences per optimizer step; 0 = micro_batch x grad_accum x dp
+  bool batch_given = false;  ///< the request named global_batch or grad_accum (plan keeps it)
   double tokens = 0;         ///< tokens the whole run processes
   int64_t lora_rank = 16;
   LoraTargets lora_targets;

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "physics/estimate.h"
+#include "physics/perf_model.h"
 
 namespace gpuplan {
 namespace {
@@ -59,7 +60,8 @@ std::vector<Candidate> TrainingCandidates(const Request& r) {
   }
   if (!t.offload_optimizer && !t.offload_params) {
     c.push_back({"offload_optimizer", "/memory_techniques/offload", "\"optimizer\"",
-                 "the optimizer step runs on the CPU and gradients cross PCIe every step",
+                 "the optimizer step runs on the CPU and gradients cross PCIe every step (the "
+                 "time model does not price that traffic: no time factor)",
                  [](Request* q) { q->techniques.offload_optimizer = true; }});
   }
   if (p.tp > 1 && !p.sequence_parallel) {
@@ -67,7 +69,7 @@ std::vector<Candidate> TrainingCandidates(const Request& r) {
                  "none: the all-reduces become reduce-scatter + all-gather of the same volume",
                  [](Request* q) { q->parallel.sequence_parallel = true; }});
   }
-  if (w.kind == WorkloadKind::kPretrain || w.kind == WorkloadKind::kFullFinetune) {
+  if (w.kind == WorkloadKind::kFullFinetune) {  // pretraining has no adapter alternative
     c.push_back(
         {"lora_instead", "/workload/kind", "\"lora\"",
          "trains adapters instead of every weight: a different quality trade-off", [](Request* q) {
@@ -114,20 +116,30 @@ std::vector<Candidate> InferenceCandidates(const Request& r) {
   return c;
 }
 
+// What a lever's factor compares: the run's time for training, the time per output token at
+// the requested concurrency for serving; 0 when the setup cannot run.
+double TimeOf(const Request& r) {
+  if (r.workload.IsTraining()) return EstimateTraining(r, CountParams(r.model)).time_s;
+  return EstimateSetup(r, /*with_levers=*/false).serving.at_request.tpot_s;
+}
+
 }  // namespace
 
 std::vector<Lever> MemoryLevers(const Request& r, double base_total) {
   std::vector<Lever> out;
   const auto candidates = r.workload.IsTraining() ? TrainingCandidates(r) : InferenceCandidates(r);
   const ParamCounts params = CountParams(r.model);
+  const double base_time = candidates.empty() ? 0 : TimeOf(r);
   for (const Candidate& c : candidates) {
     Request changed = r;
     c.apply(&changed);
     const FitCheck e = CheckFit(changed, params);
     const double saved = base_total - e.total_bytes;
     if (saved <= 0) continue;
+    // Offloading's PCIe traffic is not in the time model: its factor would read as free.
+    const bool timed = std::string(c.code).rfind("offload", 0) != 0 && base_time > 0;
     out.push_back(Lever{c.code, c.path, c.value, e.total_bytes, e.total_with_headroom_bytes, saved,
-                        e.fits, c.cost});
+                        e.fits, c.cost, timed ? TimeOf(changed) / base_time : 0});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Lever& a, const Lever& b) { return a.saved_bytes > b.saved_bytes; });

@@ -17,7 +17,8 @@ struct Lever {
   double total_with_headroom_bytes = 0;
   double saved_bytes = 0;  ///< base total minus this lever's total
   bool fits = false;
-  std::string cost;  ///< what it costs, in words (issue #4 turns this into time)
+  std::string cost;        ///< what it costs, in words
+  double time_factor = 0;  ///< training: run time / the request's; serving: TPOT ratio; 0 unknown
 };
 
 /// Every single-step lever that lowers memory for this request, each evaluated on its own,

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 // `plan`: every card of the catalog x counts x setups, the best setup per card for the
-// objective, cards ranked in the seeds' order, rejected cards with their reason, advice.
+// purpose, cards ranked by it, rejected cards with the constraint that binds, advice.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/diagnostics.h"
 #include "physics/estimate.h"
+#include "physics/levers.h"
 #include "physics/request.h"
 
 namespace gpuplan {
@@ -18,19 +21,72 @@ struct PlanOptions {
   bool prune = true;
 };
 
+/// How setups are ordered (MISSION M13, issue #15): each purpose's default, then the
+/// objectives a user can pick.
+enum class Ranking {
+  kFewestMeetingDeadline,  ///< pretraining with a deadline: fewest cards, then cost
+  kFastestAboveKnee,       ///< pretraining without one: fastest above the scaling knee
+  kFewestThenCheapest,     ///< fine-tuning: fewest cards that fit, then the run's cost, time
+  kCheapestPerToken,       ///< serving and offline batch: cost per million output tokens
+  kTime,
+  kCost,
+  kCount,
+  kPower,
+};
+Ranking RankingFor(const Request& r);
+
+/// The scaling efficiency (compute / step time) below which adding cards is not worth it:
+/// beyond it more than a fifth of every step is communication, pipeline bubble or optimizer
+/// step. A planning convention, not a fit: it keeps the "fastest" answer at the count where
+/// seed 000's "加速比不是线性的" starts to bite.
+constexpr double kScalingKnee = 0.8;
+
+/// A setup that misses by little, and the changes that make it fit (issue #15 item 3).
+struct AlmostFit {
+  Request setup;
+  int64_t count = 0;
+  double total_bytes = 0;
+  double total_with_headroom_bytes = 0;
+  double capacity_bytes = 0;
+  std::vector<Lever> levers;  ///< only those that fit, in the seeds' order
+};
+
+/// The figures a choice was ranked on.
+struct RankFigures {
+  double time_s = 0;                ///< training run
+  double usd_total = -1;            ///< training run; -1 unpriced
+  double usd_per_mtok = -1;         ///< serving; -1 unpriced
+  double tokens_per_s_per_gpu = 0;  ///< serving: output tokens
+  double scaling_efficiency = 0;    ///< training
+};
+
+/// Pretraining without a deadline: the fewest-cards setup, shown beside the fastest.
+struct FewestCards {
+  Request setup;
+  int64_t count = 0;
+  double time_s = 0;
+  double usd_total = -1;
+};
+
 /// The best setup found for one card.
 struct PlanChoice {
   Request request;          ///< the complete setup: gpu, parallel, techniques, batch, precision
   int64_t count = 0;        ///< GPUs in all (serving: replicas x GPUs per replica)
   int64_t replicas = 1;     ///< serving
   std::vector<double> key;  ///< the ranking key, compared lexicographically, lower first
+  RankFigures figures;
+  std::string rank_code;  ///< why it is where it is, a stable id
   std::string rank_reason;
+  std::optional<AlmostFit> almost_fits;
+  std::optional<FewestCards> fewest_cards;
 };
 
 struct PlanRejection {
   std::string gpu_id;
-  std::string code;  ///< exceeds_memory, misses_deadline, over_budget, needs_liquid_cooling, ...
+  std::string code;  ///< the constraint that binds: exceeds_memory, misses_deadline, ...
   std::string reason;
+  std::map<std::string, double> params;
+  std::string path;  ///< the request field that would change it, when there is one
 };
 
 struct PlanResult {
@@ -38,6 +94,8 @@ struct PlanResult {
   std::vector<PlanRejection> rejected;
   std::vector<Note> advice;
   int64_t setups_evaluated = 0;  ///< memory checks run (shows what pruning saved)
+  int64_t global_batch = 0;      ///< training: sequences per step, held fixed across counts
+  bool global_batch_default = false;
 };
 
 /// Searches `cards` for `base` (whose gpu and parallel are ignored). Pure.

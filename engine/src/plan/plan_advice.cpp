@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+// The plan's advice (MISSION M14) and the almost-fits of issue #15 item 3: each rule is stated
+// only when this plan's numbers show it.
+#include <cmath>
+#include <cstdio>
+
+#include "core/units.h"
+#include "plan/batch_defaults.h"
+#include "plan/search.h"
+
+namespace gpuplan::plan_search {
+namespace {
+
+std::string Duration(double seconds) {
+  char buf[48];
+  if (seconds >= 2 * 86400) {
+    std::snprintf(buf, sizeof buf, "%.1f days", seconds / 86400);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f hours", seconds / 3600);
+  }
+  return buf;
+}
+
+// Seed 000's order of remedies when memory is a little short: a smaller batch (or sequence),
+// then recomputation, a loss that does not hold all logits, a lighter optimizer; sharding and
+// offloading after those; a bigger card last.
+int SeedOrder(const std::string& code) {
+  static const char* const kOrder[] = {
+      "halve_micro_batch", "halve_concurrency", "full_recompute",   "chunked_loss",
+      "adamw_8bit",        "fp8_kv_cache",      "next_zero_stage",  "sequence_parallel",
+      "offload_optimizer", "fp8_weights",       "awq_int4_weights", "qlora_instead",
+      "lora_instead",      "bigger_card"};
+  for (size_t i = 0; i < std::size(kOrder); ++i) {
+    if (code == kOrder[i]) return static_cast<int>(i);
+  }
+  return static_cast<int>(std::size(kOrder));
+}
+
+// A card with more memory that the plan already holds at this count or fewer.
+std::optional<Lever> BiggerCard(const Request& setup, int64_t count,
+                                const std::vector<PlanChoice>& others) {
+  for (const PlanChoice& o : others) {  // best first
+    if (o.count > count || o.request.gpu.memory_bytes <= setup.gpu.memory_bytes) continue;
+    Lever l;
+    l.code = "bigger_card";
+    l.path = "/gpu";
+    l.value = "\"" + o.request.gpu.id + "\"";
+    l.fits = true;
+    l.cost = "a different card: " + o.request.gpu.name + " (" + o.rank_reason + ")";
+    if (setup.workload.IsTraining()) {
+      const double here = EstimateTraining(setup, CountParams(setup.model)).time_s;
+      l.time_factor = here > 0 ? o.figures.time_s / here : 0;
+    }
+    return l;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+namespace {
+
+// Whether the smaller setup, once it fits, would still answer the request.
+bool MeetsConstraints(const Request& base, const Request& setup) {
+  if (!setup.workload.IsTraining()) return true;
+  const TrainingPerf t = EstimateTraining(setup, CountParams(setup.model));
+  const Constraints& k = base.constraints;
+  if (k.deadline_s > 0 && t.time_s > k.deadline_s) return false;
+  const double price = PricePerGpuHour(setup);
+  return k.budget_usd <= 0 ||
+         (price >= 0 && price * D(setup.parallel.gpus) * t.time_s / 3600 <= k.budget_usd);
+}
+
+}  // namespace
+
+std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, const CardSearch& cs,
+                                      const PlanChoice& choice,
+                                      const std::vector<PlanChoice>& others) {
+  // Where the fastest setup leads, fewer cards would not rank higher.
+  if (ranking == Ranking::kTime || ranking == Ranking::kFastestAboveKnee) return std::nullopt;
+  const double cap = choice.request.gpu.memory_bytes;
+  // "Misses by little": within the headroom, or 10% of the card when the headroom is smaller.
+  const double slack = std::max(choice.request.headroom, 0.1);
+  for (const auto& [count, miss] : cs.misses) {  // fewest cards first
+    if (count >= choice.count) break;
+    if (!miss.setup || miss.need > cap * (1 + slack)) continue;
+    if (!MeetsConstraints(base, *miss.setup)) continue;
+    AlmostFit a;
+    a.setup = *miss.setup;
+    a.count = count;
+    a.total_bytes = miss.total;
+    a.total_with_headroom_bytes = miss.need;
+    a.capacity_bytes = cap;
+    for (Lever& l : MemoryLevers(a.setup, miss.total)) {
+      if (l.fits) a.levers.push_back(std::move(l));
+    }
+    if (auto bigger = BiggerCard(a.setup, count, others)) a.levers.push_back(*bigger);
+    std::stable_sort(a.levers.begin(), a.levers.end(), [](const Lever& x, const Lever& y) {
+      return SeedOrder(x.code) < SeedOrder(y.code);
+    });
+    if (!a.levers.empty()) return a;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+void AdviseBatch(const Request& base, const PlanResult& plan, std::vector<Note>* advice) {
+  if (!base.workload.IsTraining()) return;
+  const BatchDefault b = DefaultGlobalBatch(base.workload, D(CountParams(base.model).total));
+  const double tokens = D(plan.global_batch) * D(base.workload.seq_len);
+  std::string message = "every setup keeps the global batch of " +
+                        std::to_string(plan.global_batch) + " sequences (" +
+                        std::to_string(std::llround(tokens)) + " tokens) per optimizer step";
+  message += plan.global_batch_default
+                 ? ": the default, " + b.source + "; set workload.global_batch to change it"
+                 : ", the request's";
+  advice->push_back(Note{plan.global_batch_default ? "global_batch_default" : "global_batch_fixed",
+                         {{"sequences", D(plan.global_batch)}, {"tokens", tokens}},
+                         message,
+                         "/workload/global_batch"});
+}
+
+void AdviseScale(const Request& base, Ranking ranking, const PlanChoice& top,
+                 std::vector<Note>* advice) {
+  const GpuSpec& g = top.request.gpu;
+  const bool training = base.workload.IsTraining();
+  if (ranking == Ranking::kFastestAboveKnee && top.fewest_cards) {
+    const FewestCards& f = *top.fewest_cards;
+    advice->push_back(Note{"fastest_without_deadline",
+                           {{"count", D(top.count)},
+                            {"time_s", top.figures.time_s},
+                            {"fewest_count", D(f.count)},
+                            {"fewest_time_s", f.time_s}},
+                           "with no deadline the fastest setup that still scales is shown: " +
+                               std::to_string(top.count) + " x " + g.name + " take " +
+                               Duration(top.figures.time_s) + "; the fewest cards, " +
+                               std::to_string(f.count) + ", take " + Duration(f.time_s) +
+                               "; give constraints.deadline_s for the fewest cards that meet it",
+                           "/constraints/deadline_s"});
+  }
+  // Seed 000's "keep it in one machine" is worth saying of a job that is done in weeks; a
+  // run of months inside one node wants more of them instead.
+  constexpr double kMonth = 30 * 86400.0;
+  const bool long_run = training && top.figures.time_s > kMonth;
+  if (top.count > 1 && top.count <= g.gpus_per_node && !long_run) {
+    advice->push_back(Note{"keep_inside_one_node",
+                           {{"count", D(top.count)}, {"gpus_per_node", D(g.gpus_per_node)}},
+                           "the job fits inside one " + g.name + " server (" +
+                               std::to_string(top.count) + " of " +
+                               std::to_string(g.gpus_per_node) +
+                               " slots): keep it there, crossing nodes costs more than adding "
+                               "cards inside one"});
+  }
+  if (long_run) {
+    advice->push_back(Note{"long_run",
+                           {{"count", D(top.count)}, {"time_s", top.figures.time_s}},
+                           "the first option runs " + Duration(top.figures.time_s) + " on " +
+                               std::to_string(top.count) + " cards: a larger constraints.max_gpus" +
+                               " or a deadline shortens it",
+                           "/constraints/max_gpus"});
+  }
+}
+
+void AdviseModelParallel(const Request& base, const PlanResult& out, std::vector<Note>* advice) {
+  const PlanChoice& top = out.recommendations.front();
+  const Request& q = top.request;
+  const GpuSpec& g = q.gpu;
+  for (const PlanChoice& other : out.recommendations) {
+    if (other.count == 1 && top.count > 1) {
+      advice->push_back(Note{"one_big_card",
+                             {{"top_count", D(top.count)}},
+                             "one " + other.request.gpu.name + " holds the whole job where " +
+                                 g.name + " needs " + std::to_string(top.count) +
+                                 ": one big card avoids model-parallel losses"});
+      break;
+    }
+  }
+  if (q.parallel.tp <= 1) return;
+  const bool pcie = g.intra_node_kind.rfind("pcie", 0) == 0;
+  if (q.parallel.tp <= 4 && !pcie) return;
+  const bool training = base.workload.IsTraining();
+  const double scaling =
+      training ? EstimateTraining(q, CountParams(q.model)).scaling_efficiency : 1.0;
+  advice->push_back(Note{
+      pcie ? "model_parallel_over_pcie" : "model_parallel_beyond_four",
+      {{"tp", D(q.parallel.tp)}, {"scaling_efficiency", scaling}},
+      std::to_string(q.parallel.tp) + "-way tensor parallel" + (pcie ? " over PCIe" : "") +
+          " loses speed to its per-layer all-reduces" +
+          (training ? " (scaling efficiency " + std::to_string(std::lround(scaling * 100)) + "%)"
+                    : std::string()) +
+          ": a card with more memory needs less of it"});
+}
+
+// A rejected card whose closest setup misses by little: the single change that makes it fit.
+void AdviseRejected(const std::map<std::string, CardSearch>& searches, PlanResult* out) {
+  for (const PlanRejection& rej : out->rejected) {
+    if (rej.code != "exceeds_memory") continue;
+    const auto it = searches.find(rej.gpu_id);
+    if (it == searches.end() || !it->second.closest) continue;
+    const Request& q = *it->second.closest;
+    if (it->second.closest_need > 1.3 * q.gpu.memory_bytes) continue;
+    for (const Lever& l : MemoryLevers(q, it->second.closest_need / (1 + q.headroom))) {
+      if (!l.fits) continue;
+      out->advice.push_back(Note{"lever_makes_it_fit",
+                                 {{"count", D(q.parallel.gpus)}, {"saved_bytes", l.saved_bytes}},
+                                 q.gpu.name + " almost fits on " + std::to_string(q.parallel.gpus) +
+                                     " cards: setting " + l.path + " to " + l.value +
+                                     " makes it fit, at a cost: " + l.cost,
+                                 l.path});
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+void Advise(const Request& base, Ranking ranking, const std::map<std::string, CardSearch>& searches,
+            PlanResult* out) {
+  AdviseBatch(base, *out, &out->advice);
+  if (!out->recommendations.empty()) {
+    AdviseScale(base, ranking, out->recommendations.front(), &out->advice);
+    AdviseModelParallel(base, *out, &out->advice);
+  }
+  AdviseRejected(searches, out);
+}
+
+}  // namespace gpuplan::plan_search

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// What the planner's searches share: one card's search state, the ranking keys, prices.
+// Internal to plan/.
+#pragma once
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "physics/estimate.h"
+#include "physics/perf_model.h"
+#include "plan/planner.h"
+
+namespace gpuplan::plan_search {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+inline double D(int64_t v) { return static_cast<double>(v); }
+
+inline bool Better(const std::vector<double>& a, const std::vector<double>& b) {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+}
+
+/// The card's price per GPU-hour (the request's override first); negative when unpriced.
+double PricePerGpuHour(const Request& q);
+
+/// The smallest need among the setups of one count that do not fit.
+struct Miss {
+  double need = kInf;  ///< per-GPU bytes with headroom
+  double total = 0;    ///< without
+  std::optional<Request> setup;
+};
+
+/// One card's search: the best choice and what explains a rejection.
+struct CardSearch {
+  std::optional<PlanChoice> best;
+  double closest_need = kInf;      ///< smallest per-GPU need with headroom among setups tried
+  std::optional<Request> closest;  ///< the setup with that need, for the "almost fits" advice
+  std::map<int64_t, Miss> misses;  ///< per count, the closest setup that does not fit
+  bool fit_any = false;            ///< some setup fits in memory (then a constraint rejected it)
+  double fastest_fit_s = kInf;     ///< training: the fastest setup that fits
+  int64_t fastest_fit_count = 0;
+  double cheapest_in_time_usd = kInf;  ///< training: cheapest that fits and meets the deadline
+  bool met_deadline = false;           ///< some setup that fits meets the deadline
+  int64_t batch_blocked_count = 0;     ///< largest count the global batch cannot spread over
+  int64_t largest_count = 0;           ///< the largest count tried
+  double one_gpu_bound_s = 0;  ///< training: the run on one card at its peak efficiency, no losses
+  std::string serving_code;    ///< serving: the constraint met last
+  std::map<std::string, double> serving_params;
+  int64_t evaluated = 0;
+};
+
+/// Records a checked setup of `count` cards: the closest miss overall and per count.
+void Track(CardSearch* cs, const Request& q, const FitCheck& f, int64_t count);
+
+CardSearch SearchTraining(const Request& base, const GpuSpec& g, const ParamCounts& c,
+                          const PlanOptions& opt, Ranking ranking);
+CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCounts& c,
+                         Ranking ranking);
+
+/// The rejection of a card whose search found nothing.
+PlanRejection RejectionFor(const Request& base, const GpuSpec& g, const CardSearch& cs);
+
+/// Why a choice is where it is: rank_code and rank_reason.
+void Label(const Request& base, Ranking ranking, PlanChoice* choice);
+
+/// The almost-fit of a choice: a smaller count that misses by less than the headroom (or
+/// 10%), with the levers that make it fit.
+/// Only where fewer cards would rank higher, and only setups that meet the deadline and budget.
+std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, const CardSearch& cs,
+                                      const PlanChoice& choice,
+                                      const std::vector<PlanChoice>& others);
+
+/// MISSION M14's rules, each stated only when this plan's numbers show it.
+void Advise(const Request& base, Ranking ranking, const std::map<std::string, CardSearch>& searches,
+            PlanResult* out);
+
+}  // namespace gpuplan::plan_search

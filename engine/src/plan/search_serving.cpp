@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// The serving search of one card: tensor-parallel width x weight format, then as many
+// replicas as the requested concurrency needs (online) or one replica at its largest batch
+// (offline). Seed 003: serving asks bandwidth and memory at the latency target.
+#include <cmath>
+
+#include "plan/search.h"
+
+namespace gpuplan::plan_search {
+namespace {
+
+std::vector<double> Key(Ranking k, const GpuSpec& g, int64_t n, double per_card, double tpot,
+                        double usd_per_mtok) {
+  switch (k) {
+    case Ranking::kTime:
+      return {tpot, D(n)};
+    case Ranking::kCost:
+      return {usd_per_mtok, D(n)};
+    case Ranking::kCount:
+      return {D(n), -per_card};
+    case Ranking::kPower:
+      return {D(n) * g.board_power_w, -per_card};
+    default:
+      break;
+  }
+  // Cost per million output tokens at the targets, then fewer cards; unpriced cards after
+  // every priced one, by count then throughput per card (issue #15).
+  if (std::isinf(usd_per_mtok)) return {1, D(n), -per_card};
+  return {0, usd_per_mtok, D(n)};
+}
+
+// Weight formats: the request's, and with constraints.quantize the lighter ones a serving
+// engine runs (fp8 where the card has the units, int8, AWQ int4).
+std::vector<WeightFormat> Formats(const Request& base, const GpuSpec& g) {
+  std::vector<WeightFormat> formats = {base.precision.weights};
+  if (base.constraints.quantize) {
+    for (WeightFormat f : {WeightFormat::kFp8, WeightFormat::kInt8, WeightFormat::kAwqInt4}) {
+      if (f == WeightFormat::kFp8 && g.fp8_flops <= 0) continue;
+      if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
+    }
+  }
+  return formats;
+}
+
+}  // namespace
+
+CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCounts& c,
+                         Ranking ranking) {
+  CardSearch cs;
+  const int64_t max_gpus = base.constraints.max_gpus > 0 ? base.constraints.max_gpus : 64;
+  cs.largest_count = max_gpus;
+  const bool offline = base.workload.mode == InferenceMode::kOffline;
+  for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(max_gpus, g.gpus_per_node)); tp *= 2) {
+    for (WeightFormat format : Formats(base, g)) {
+      Request q = base;
+      q.gpu = g;
+      q.parallel = Parallel{};
+      q.parallel.gpus = tp;
+      q.parallel.tp = tp;
+      if (StackOf(base).engine.layer_split) std::swap(q.parallel.tp, q.parallel.pp);
+      q.precision.weights = format;
+      if (format == WeightFormat::kAwqInt4) q.precision.quant = {128, true};
+      if (!CheckLayout(base.model, q.parallel).empty()) continue;
+      Request one = q;
+      one.workload.SetConcurrency(1);
+      const FitCheck f = CheckFit(one, c);
+      ++cs.evaluated;
+      Track(&cs, one, f, tp);
+      if (!f.fits) continue;
+      cs.fit_any = true;
+      const Estimate e = EstimateSetup(q, /*with_levers=*/false);
+      cs.evaluated += 20;  // the concurrency search
+      const int64_t per_replica = e.serving.max_concurrency;
+      if (per_replica == 0) {
+        cs.serving_code = "misses_latency_targets";
+        cs.serving_params = {{"tp", D(tp)},
+                             {"tpot_ms", e.serving.at_request.tpot_s * 1e3},
+                             {"ttft_ms", e.serving.at_request.ttft_s * 1e3}};
+        continue;
+      }
+      // Online: enough replicas for the requested concurrency. Offline: one replica at the
+      // largest batch that fits (no latency target), which maximises throughput.
+      const int64_t wanted = offline ? per_replica : base.workload.concurrency;
+      const int64_t replicas = (wanted + per_replica - 1) / per_replica;
+      const int64_t n = replicas * tp;
+      if (n > max_gpus) {
+        cs.serving_code = "exceeds_max_gpus";
+        cs.serving_params = {{"count", D(n)},
+                             {"replicas", D(replicas)},
+                             {"per_replica", D(per_replica)},
+                             {"max_gpus", D(max_gpus)}};
+        continue;
+      }
+      Request sized = q;
+      sized.workload.SetConcurrency((wanted + replicas - 1) / replicas);  // per replica
+      const Estimate at = EstimateSetup(sized, false);
+      // Online, the requested users consume tokens at the pace they are served, and no faster
+      // than the TPOT target asks for: a card that decodes faster than that serves the same
+      // demand, so what a deployment costs per token it delivers is its price per hour.
+      const double tpot = at.serving.at_request.tpot_s;
+      const double paced = std::max(tpot, base.constraints.tpot_ms / 1e3);
+      const double rate =
+          offline ? at.serving.max_throughput_tokens_per_s : (paced > 0 ? D(wanted) / paced : 0);
+      const double per_card = rate / D(n);
+      const double price = PricePerGpuHour(q);
+      const double usd_per_mtok =
+          price < 0 || per_card <= 0 ? kInf : price / (per_card * 3600) * 1e6;
+      const std::vector<double> key = Key(ranking, g, n, per_card, tpot, usd_per_mtok);
+      if (!cs.best || Better(key, cs.best->key)) {
+        PlanChoice choice;
+        choice.request = sized;
+        choice.count = n;
+        choice.replicas = replicas;
+        choice.key = key;
+        choice.figures.tokens_per_s_per_gpu = per_card;
+        choice.figures.usd_per_mtok = std::isinf(usd_per_mtok) ? -1 : usd_per_mtok;
+        cs.best = std::move(choice);
+      }
+    }
+  }
+  return cs;
+}
+
+}  // namespace gpuplan::plan_search
