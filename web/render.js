@@ -119,7 +119,16 @@ export function memoryFigures(m) {
 
 // A lever's name: the page's words for its code, else the request field it changes.
 export function leverName(l) {
-  return has(`lever_${l.code}`) ? t(`lever_${l.code}`) : `${l.path ?? l.code} = ${fmt.number(l.value)}`;
+  if (has(`lever_${l.code}`)) return t(`lever_${l.code}`);
+  const change = l.change ?? l;
+  return `${change.path ?? l.code} = ${fmt.number(change.value)}`;
+}
+
+// One lever in a list: what it is, what it saves, what it costs in time, and the engine's words.
+function leverLine(l, training) {
+  const time = leverTime(l, training) || t('lever_time_unknown');
+  return el('li', { dataset: { code: String(l.code ?? ''), fits: String(Boolean(l.fits)) } },
+    `${leverName(l)}: ${t('lever_saves', fmt.gib(l.saved_bytes ?? 0))}, ${time}${l.cost ? ` — ${l.cost}` : ''}`);
 }
 
 // What a lever costs in time: the step time (training) or TPOT (serving) multiplier.
@@ -226,10 +235,32 @@ export function renderTable(tbody, rows, training, onDetail, first) {
 
 // A rejected card: the page's words for its code where it has them (Chinese), else the
 // engine's reason; the reason is the title either way.
+// The numbers each code's words take, from the rejection's params; a code whose numbers are
+// missing (or -1: not known) gets the engine's reason.
+const kRejectArgs = {
+  exceeds_memory: (p) => [p.max_gpus, fmt.gib(p.need_bytes), fmt.gib(p.capacity_bytes)],
+  misses_deadline: (p) => [p.count, fmt.duration(p.fastest_s), fmt.duration(p.deadline_s)],
+  batch_limits_data_parallel: (p) => [p.global_batch, p.count, fmt.duration(p.fastest_s), fmt.duration(p.deadline_s)],
+  exceeds_max_gpus: (p) => (p.replicas != null ? [p.replicas, p.per_replica, p.count, p.max_gpus]
+    : [p.cards_needed_at_least, p.max_gpus]),
+  misses_latency_targets: (p) => [p.tp, fmt.ms(p.ttft_ms, 0), fmt.ms(p.tpot_ms, 1)],
+  over_budget: (p) => [fmt.usd(p.cheapest_usd), fmt.usd(p.budget_usd)],
+  needs_liquid_cooling: () => [],
+  node_power: (p) => [fmt.watts(p.node_watts), fmt.watts(p.limit_w), p.gpus_per_node],
+};
+const kRejectVariant = {
+  exceeds_max_gpus: (p) => (p.replicas != null ? 'reject_exceeds_max_gpus_serving' : 'reject_exceeds_max_gpus'),
+  over_budget: (p) => (p.cheapest_usd < 0 ? 'reject_unpriced' : 'reject_over_budget'),
+  exceeds_memory: (p) => (p.need_bytes < 0 ? 'reject_exceeds_memory_unknown' : 'reject_exceeds_memory'),
+};
+
 export function rejectionText(r) {
   const reason = r.reason ?? r.message ?? '';
-  const words = r.code && has(`reject_${r.code}`, true) ? t(`reject_${r.code}`) : '';
-  return `${r.gpu}: ${words && reason ? `${words} — ${reason}` : words || reason}`;
+  const p = r.params ?? {};
+  const key = kRejectVariant[r.code]?.(p) ?? `reject_${r.code}`;
+  const args = has(key, true) ? kRejectArgs[r.code]?.(p) : null;
+  const known = args && args.every((a) => a != null && !(typeof a === 'number' && !Number.isFinite(a)));
+  return `${r.gpu}: ${known ? t(key, ...args) : reason}`;
 }
 
 // Wait or switch (plan's wait_or_switch): the verdict and each card's queue, run and finish.
@@ -259,11 +290,7 @@ function renderAlmostFits(section, rec, training) {
   if (box.hidden) return;
   box.querySelector('#almost-fits-summary').textContent = t('almost_fits_summary', a.count, rec.estimate.gpu.name,
     fmt.gib(a.total_with_headroom_bytes), fmt.gib(a.capacity_bytes));
-  box.querySelector('#almost-fits').replaceChildren(...a.levers.map((l) => {
-    const time = leverTime(l, training) || t('lever_time_unknown');
-    return el('li', { dataset: { code: String(l.code ?? '') }, title: String(l.cost ?? '') },
-      `${leverName(l)}: ${t('lever_saves', fmt.gib(l.saved_bytes ?? 0))}, ${time}${l.cost ? ` — ${l.cost}` : ''}`);
-  }));
+  box.querySelector('#almost-fits').replaceChildren(...a.levers.map((l) => leverLine(l, training)));
 }
 
 const kParts = ['weights', 'gradients', 'optimizer_states', 'activations', 'kv_cache', 'buffers', 'runtime'];
@@ -297,7 +324,9 @@ export function renderDetail(section, rec) {
       el('span', { className: 'chart-label' }, part), el('span', { className: 'chart-track' }, bar),
       el('span', { className: 'chart-value' }, fmt.gib(bytes))));
   }
-  renderList(section.querySelector('#levers'), e.levers ?? [], (l) => l.message ?? JSON.stringify(l));
+  const levers = section.querySelector('#levers');
+  levers.replaceChildren(...(e.levers ?? []).map((l) => leverLine(l, Boolean(e.performance.training))));
+  levers.parentElement.hidden = !levers.children.length;
   const explain = section.querySelector('#explain');
   explain.replaceChildren();
   for (const [path, x] of Object.entries(e.explain ?? {})) {

@@ -1153,11 +1153,12 @@ test('engine strings stay text; rank and lever codes are worded; a band sits wit
   const real = cliPlan(text).recommendations[0];
   const hostile = { ...real, rank_code: 'no_such_code', rank_reason: `${evil} reason`,
     almost_fits: { count: 1, total_with_headroom_bytes: 9e10, capacity_bytes: 8.5e10,
-      levers: [{ code: 'chunked_loss', path: '/memory_techniques/chunked_loss', value: true, saved_bytes: 6e9,
+      levers: [{ code: 'chunked_loss', change: { path: '/memory_techniques/chunked_loss', value: true }, saved_bytes: 6e9,
         fits: true, time_factor: 1.05, cost: `${evil} cost` },
-      { code: evil, path: `/x/${evil}`, value: evil, saved_bytes: 1e9, fits: true, time_factor: 0, cost: '' }] },
-    fewest_cards: { count: 2, parallel: real.parallel, micro_batch: 1, grad_accum: 1, time_s: 86400 * 3, usd_total: null } };
-  const known = { ...real, rank_code: 'cheapest_per_job', rank_reason: 'engine words' };
+      { code: evil, change: { path: `/x/${evil}`, value: evil }, saved_bytes: 1e9, fits: true, time_factor: 0, cost: '' }] },
+    fewest_cards: { count: 2, parallel: { gpus: 2, tp: 1, pp: 1, zero: 1, micro_batch: 1, grad_accum: 1, recompute: 'selective' },
+      time_s: 86400 * 3, usd_total: null } };
+  const known = { ...real, rank_code: 'fewest_cards_then_cost', rank_reason: 'engine words' };
   const shown = await page.evaluate(async ([h, k, evilText]) => {
     const { renderTable, renderDetail, summarize, rejectionText } = await import('./render.js');
     const tbody = document.createElement('tbody');
@@ -1182,7 +1183,7 @@ test('engine strings stay text; rank and lever codes are worded; a band sits wit
   // An unknown code falls back to the engine's reason, as text.
   assert.equal(shown.rows[0].rank, `first choice · ${evil} reason`);
   assert.equal(shown.rows[0].title, `${evil} reason`);
-  assert.equal(shown.rows[1].rank, 'cheapest run, then fewer cards, then faster');
+  assert.equal(shown.rows[1].rank, 'the fewest cards that fit with headroom, then the cheapest run');
   assert.equal(shown.rows[1].title, 'engine words');
   // A known lever is worded with its time cost; an unknown one shows the field it changes.
   assert.equal(shown.rows[0].almost, `Fits on 1 card(s) with any one of: chunked loss (time ×1.05), /x/${evil} = ${evil}`);
@@ -1212,4 +1213,72 @@ test('engine strings stay text; rank and lever codes are worded; a band sits wit
       assert.deepEqual([b.low, b.high], [want.low, want.high], `${kind} ${b.gpu} ${b.path}`);
     }
   }
+}));
+
+// Issue #15 (c) on the engine's own answers: each row's rank code in the page's words, the
+// almost-fit levers in the row and the detail view, fewest cards beside the first pretraining
+// option, and rejections: the engine's reason in English, the page's words with the
+// rejection's numbers in Chinese.
+test('rank codes, almost-fit levers, fewest cards and rejections as the CLI gives them',
+     { timeout: kTestTimeout }, () => check('zb-rank-almost', () => page, async () => {
+  const { kLanguages } = await import('../../web/i18n.js');
+  const en = kLanguages.en;
+  await page.goto(`${url}?rank=1`);
+  await waitReady(page);
+  let seq = await planSeq(page);
+  await setField(page, '#kind', 'full_finetune');
+  await setField(page, '#model', 'llama-3.1-70b');
+  await setField(page, kMaxGpus, '8');
+  await page.evaluate(() => document.activeElement?.blur());  // its change fires now, not on a later click
+  seq = await waitPlanned(page, seq);
+  let cli = cliPlan((await readPage(page)).text);
+  const rows = await page.$$eval('#results tbody tr[data-gpu]', (trs) => trs.map((tr) => ({
+    gpu: tr.dataset.gpu, code: tr.querySelector('.rank').dataset.rankCode, rank: tr.querySelector('.rank').textContent,
+    title: tr.querySelector('.rank').title, almost: tr.querySelector('.almost')?.dataset.count ?? null,
+  })));
+  assert.equal(rows.length, cli.recommendations.length);
+  rows.forEach((row, i) => {
+    const rec = cli.recommendations[i];
+    assert.equal(row.code, rec.rank_code, row.gpu);
+    assert.equal(row.title, rec.rank_reason, row.gpu);
+    assert.equal(row.rank, `${i === 0 ? `${en.first_choice} · ` : ''}${en[`rank_${rec.rank_code}`]}`, row.gpu);
+    assert.equal(row.almost, rec.almost_fits ? String(rec.almost_fits.count) : null, row.gpu);
+  });
+  const at = cli.recommendations.findIndex((r) => r.almost_fits);
+  assert.ok(at >= 0, 'this request has an almost-fit (the test needs one)');
+  await page.click(`#results tbody tr:nth-child(${at + 1}) button.detail`);
+  const levers = await page.$$eval('#almost-fits li', (lis) => lis.map((li) => li.dataset.code));
+  assert.deepEqual(levers, cli.recommendations[at].almost_fits.levers.map((l) => l.code));
+  assert.ok(await page.isVisible('#almost-fits-box'));
+  // Rejections: English shows the engine's reason; Chinese words the code with its numbers.
+  assert.ok(cli.rejected.length > 0, 'this request rejects cards (the test needs one)');
+  const shownRejected = () => page.$$eval('#rejected li', (lis) => lis.map((li) => [li.dataset.code, li.textContent]));
+  assert.deepEqual(await shownRejected(), cli.rejected.map((r) => [r.code, `${r.gpu}: ${r.reason}`]));
+  await page.selectOption('#lang', 'zh-CN');
+  const zh = await shownRejected();
+  const memory = cli.rejected.findIndex((r) => r.code === 'exceeds_memory' && r.params.need_bytes > 0);
+  assert.ok(memory >= 0);
+  const p = cli.rejected[memory].params;
+  assert.equal(zh[memory][1], `${cli.rejected[memory].gpu}: 最多 ${p.max_gpus} 张卡也放不下：最接近的配置每卡需要 ` +
+    `${gib(p.need_bytes)}（含余量），此卡只有 ${gib(p.capacity_bytes)}`);
+  await page.selectOption('#lang', 'en');
+
+  // Pretraining without a deadline: the fewest-cards setup beside the first option only.
+  await setField(page, '#kind', 'pretrain');
+  await setField(page, '#model', 'llama-3.2-1b');
+  await setField(page, '#tokens', '1e9');
+  seq = await waitPlanned(page, seq);
+  cli = cliPlan((await readPage(page)).text);
+  const first = cli.recommendations[0];
+  assert.ok(first.fewest_cards, 'pretraining without a deadline gives fewest_cards');
+  const fewest = await page.$$eval('#results tbody tr[data-gpu] .fewest', (spans) => spans.map((s) => [s.closest('tr').dataset.gpu, s.textContent]));
+  const days = (s) => (s < 90 ? `${s.toFixed(0)} s` : s < 5400 ? `${(s / 60).toFixed(0)} min`
+    : s < 172800 ? `${(s / 3600).toFixed(1)} h` : `${(s / 86400).toFixed(1)} d`);
+  const cost = first.fewest_cards.usd_total == null ? '' : `, $${first.fewest_cards.usd_total < 100
+    ? first.fewest_cards.usd_total.toFixed(2) : Math.round(first.fewest_cards.usd_total).toLocaleString('en')}`;
+  assert.deepEqual(fewest, [[first.gpu, `fewest cards: ${first.fewest_cards.count} × ${first.estimate.gpu.name}, ` +
+    `${days(first.fewest_cards.time_s)}${cost}`]]);
+  // The engine's default global batch is the placeholder.
+  assert.equal(await page.getAttribute('#global_batch', 'placeholder'),
+    String(cli.request_normalized.workload.global_batch));
 }));

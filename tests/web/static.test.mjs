@@ -33,11 +33,11 @@ test('every text the page names has English and Chinese words', async () => {
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.js'))) {
     for (const m of readFileSync(new URL(f, dir), 'utf8').matchAll(/\bt\('([a-z0-9_]+)'/g)) keys.add(m[1]);
   }
-  // Rank codes the engine sends (issue #15): each worded in both languages.
-  for (const code of ['fewest_cards_meeting_deadline', 'fastest_above_knee', 'cheapest_per_job',
-    'unpriced_after_priced', 'cheapest_per_million_tokens', 'fastest', 'cheapest', 'fewest_cards', 'lowest_power']) {
-    keys.add(`rank_${code}`);
-  }
+  // Every rank code the engine can send (issue #15) is worded in both languages.
+  const reasons = readFileSync(new URL('../../engine/src/plan/plan_reasons.cpp', import.meta.url), 'utf8');
+  const codes = [...reasons.matchAll(/\bcode = "([a-z_]+)"/g)].map((m) => m[1]);
+  assert.ok(codes.length >= 9, `only ${codes.length} rank codes found in plan_reasons.cpp`);
+  for (const code of codes) keys.add(`rank_${code}`);
   const missing = [];
   for (const key of keys) {
     for (const [lang, words] of Object.entries(kLanguages)) if (!Object.hasOwn(words, key)) missing.push(`${lang}: ${key}`);
