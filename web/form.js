@@ -27,6 +27,8 @@ const kFieldOfPath = [
   ['/constraints/ttft_ms', 'ttft_ms'], ['/constraints/tpot_ms', 'tpot_ms'],
   ['/constraints/cooling', 'cooling'], ['/precision', 'weights'], ['/hf_config', 'hf'],
   ['/model/hf_config', 'hf'], ['/model/preset', 'model'], ['/constraints/wait_s', 'waits'],
+  ['/workload/global_batch', 'global_batch'], ['/headroom', 'headroom_pct'],
+  ['/memory_techniques/chunked_loss', 'chunked_loss'],
 ];
 
 function fieldOf(path) {
@@ -53,10 +55,11 @@ export function showErrors(list) {
   }));
 }
 
+// A checkbox holds '1' (on) or '' (off) in the page state, as the share link carries it.
 export function readForm() {
   for (const k of Object.keys(kDefaults)) {
     const input = document.getElementById(k);
-    if (input) state[k] = input.value;
+    if (input) state[k] = input.type === 'checkbox' ? (input.checked ? '1' : '') : input.value;
   }
 }
 
@@ -70,7 +73,8 @@ export function writeForm() {
       shareError = `${k}: "${state[k]}" is not one of the choices; ${kDefaults[k] || '(any)'} is used`;
       state[k] = kDefaults[k];
     }
-    input.value = state[k];
+    if (input.type === 'checkbox') input.checked = state[k] === '1';
+    else input.value = state[k];
   }
   hooks.written();
   showRelevant();
@@ -83,6 +87,33 @@ export function showRelevant() {
     d.hidden = (d.dataset.for === 'training') !== training;
   }
   $('#col-time').textContent = training ? t('col_time') : t('col_throughput');
+}
+
+// The defaults the engine applied (request_normalized), shown where the field is empty: the
+// global batch in the unit chosen, the headroom in percent. Under the batch, what it is in the
+// other unit (the request carries sequences).
+export function showDefaults(normalized) {
+  const w = normalized?.workload ?? {};
+  const tokens = $('#global_batch_unit').value === 'tokens';
+  const gb = w.global_batch;
+  $('#global_batch').placeholder = gb == null ? t('global_batch_auto')
+    : String(tokens && w.seq_len ? gb * w.seq_len : gb);
+  $('#global_batch_hint').textContent = gb == null || !w.seq_len ? ''
+    : tokens ? t('global_batch_in_sequences', gb.toLocaleString('en'))
+      : t('global_batch_in_tokens', (gb * w.seq_len).toLocaleString('en'));
+  const h = normalized?.headroom;
+  $('#headroom_pct').placeholder = Number.isFinite(h) ? String(Math.round(h * 1000) / 10) : '20';
+}
+
+// Switching the batch's unit keeps its meaning: the number typed is converted with the
+// sequence length (tokens to sequences rounded to whole sequences, as the request is).
+function convertBatch() {
+  const unit = $('#global_batch_unit').value;
+  const input = $('#global_batch');
+  const v = Number(input.value.trim());
+  const seqLen = Number($('#seq_len').value.trim());
+  if (!input.value.trim() || !Number.isFinite(v) || !(seqLen > 0)) return;
+  input.value = String(unit === 'tokens' ? v * seqLen : Math.max(1, Math.round(v / seqLen)));
 }
 
 // Calibration factors are page state: in the share link, and kept in this browser so a later
@@ -115,6 +146,8 @@ export function initForm(formHooks) {
   $('#form').addEventListener('input', edited);
   $('#form').addEventListener('change', edited);
   $('#form').addEventListener('submit', (e) => e.preventDefault());
+  // Before the form's own listeners (on an ancestor) read the fields: a select fires input first.
+  $('#global_batch_unit').addEventListener('input', convertBatch);
   $('#kind').addEventListener('change', () => {
     // A training stack cannot serve, nor an engine train: the choice goes back to generic.
     const chosen = $('#framework').selectedOptions[0];

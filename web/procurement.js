@@ -14,7 +14,7 @@ const kText = {
     duration: 'Duration or latency target', cards: 'Cards or budget', site: 'Site power and cooling',
     any: 'not limited', memory: 'Memory per card', bandwidth: 'Memory bandwidth',
     interconnect: 'Interconnect', formats: 'Precision support', power: 'Power envelope',
-    mem_value: 'at least {0} GiB (the first option needs {1} GiB with 20% headroom)',
+    mem_value: 'at least {0} GiB (the first option needs {1} GiB with {2}% headroom)',
     bw_value: '{0} GB/s on the first option ({1}); decode speed follows it',
     ic_one: 'one card: no card-to-card link needed',
     ic_node: '{0} cards in one node over {1} ({2} GB/s per card)',
@@ -43,7 +43,7 @@ const kText = {
     purpose: '用途', model: '模型与上下文', precision: '精度', duration: '时长或延迟目标',
     cards: '卡数或预算', site: '机房电力与散热', any: '不限', memory: '每卡显存', bandwidth: '显存带宽',
     interconnect: '互联', formats: '精度支持', power: '功耗范围',
-    mem_value: '至少 {0} GiB（首选方案含两成余量需要 {1} GiB）',
+    mem_value: '至少 {0} GiB（首选方案含 {2}% 余量需要 {1} GiB）',
     bw_value: '首选方案 {0} GB/s（{1}）；解码速度随之变化',
     ic_one: '单卡：不需要卡间互联',
     ic_node: '单节点 {0} 卡，经 {1}（每卡 {2} GB/s）',
@@ -110,7 +110,7 @@ function derived(T, rec, gpu) {
   const matmul = ['fp8'].includes(rec.precision?.weights) ? 'fp8' : 'bf16';
   return [
     [T.memory, fill(T.mem_value, Math.ceil(e.memory.total_with_headroom_bytes / GiB),
-      round(e.memory.total_with_headroom_bytes / GiB, 1))],
+      round(e.memory.total_with_headroom_bytes / GiB, 1), round(100 * (e.memory.headroom ?? 0.2), 1))],
     [T.bandwidth, fill(T.bw_value, round(gpu?.mem_bandwidth_gb_per_s), gpu?.name ?? rec.gpu)],
     [T.interconnect, `${interconnect}${p.tp > 1 ? ` (TP${p.tp})` : ''}`],
     [T.formats, fill(T.fmt_value, rec.precision?.weights ?? '', matmul)],

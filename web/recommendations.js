@@ -2,8 +2,8 @@
 // it, the advice, wait-or-switch and rejected lists, and the traffic table that follows each plan.
 import { t } from './i18n.js';
 import { kTraining, trafficRequest } from './state.js';
-import { renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
-import { showErrors, state } from './form.js';
+import { el, rejectionText, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
+import { showDefaults, showErrors, state } from './form.js';
 import { closeDetail, openDetail } from './detail-view.js';
 import { rounds } from './engine-client.js';
 
@@ -35,7 +35,7 @@ export function clearResults() {
   lastDraw = null;
   renderTable($('#results tbody'), [], true, () => {});
   renderList($('#advice'), [], String);
-  renderList($('#rejected'), [], String);
+  renderRejected([]);
   renderWait($('#wait-section'), undefined);
   closeDetail();
 }
@@ -56,7 +56,8 @@ export function drawPlan(envelope, ms) {
   drawRows();
   renderList($('#advice'), result.advice, (a) => a.message);
   renderWait($('#wait-section'), result.wait_or_switch);
-  renderList($('#rejected'), result.rejected, (r) => `${r.gpu}: ${r.reason ?? r.message ?? ''}`);
+  renderRejected(result.rejected ?? []);
+  showDefaults(result.request_normalized);
   const warnings = result.warnings.map((w) => w.message);
   setStatus('ready', `${t('ready')} ${ms.toFixed(0)} ms · ${result.setups_evaluated} ${t('setups')}` +
     (rows.length ? '' : ` · ${t('no_rows')}`) + (warnings.length ? ` · ${warnings.join(' · ')}` : ''));
@@ -90,13 +91,28 @@ export function requestTraffic() {
   traffic.ask('traffic', section.dataset.request);
 }
 
+function renderRejected(list) {
+  const ul = $('#rejected');
+  ul.replaceChildren(...list.map((r) => el('li', { title: r.reason ?? r.message ?? '', dataset: { code: r.code ?? '' } },
+    rejectionText(r))));
+  ul.parentElement.hidden = list.length === 0;
+}
+
+// The rows as the user sorted the table (what the exports show).
 export function sortedRows() {
   return sortRows(rows, sort.key, sort.dir);
 }
 
+// The rows in the engine's order for the chosen objective: rankedRows()[0] is the first option,
+// whatever column the table is sorted by (the procurement sheet names it).
+export function rankedRows() {
+  return rows;
+}
+
 function drawRows() {
   const training = kTraining.includes(result?.request_normalized?.workload?.kind ?? state.kind);
-  renderTable($('#results tbody'), sortedRows(), training, (rec, button) => openDetail(rec, button, lastRequest));
+  renderTable($('#results tbody'), sortedRows(), training, (rec, button) => openDetail(rec, button, lastRequest),
+    rows[0]?.rec);
 }
 
 export function initTable() {

@@ -1,6 +1,6 @@
 // Turns the engine's plan result into the table, the advice, the detail view and the exports.
 // Every text goes in through textContent: nothing from a catalog or a request becomes markup.
-import { t } from './i18n.js';
+import { has, t } from './i18n.js';
 
 const GiB = 2 ** 30;
 
@@ -92,8 +92,69 @@ export function summarize(rec) {
     throughput: inf ? inf.decode_tokens_per_s_total : null,
     cost_usd: train ? e.cost.usd_total : e.cost.usd_per_hour,
     watts: e.power.total_watts, warnings: e.warnings.map((w) => w.message), reason: rec.rank_reason,
-    calibrated: Boolean(e.calibration?.applied),
+    rank_code: rec.rank_code ?? null, calibrated: Boolean(e.calibration?.applied),
   };
+}
+
+// Words for why a row is where it is: the page's own for a known rank_code, else the engine's
+// rank_reason (English).
+export function rankText(rec) {
+  return rec.rank_code && has(`rank_${rec.rank_code}`) ? t(`rank_${rec.rank_code}`) : (rec.rank_reason ?? '');
+}
+
+// Memory as "used of capacity (used share)" and the headroom on top of it, separately: the
+// share is total_bytes / capacity_bytes; fits compares total_with_headroom_bytes with capacity.
+export function memoryFigures(m) {
+  const headroomBytes = m.total_with_headroom_bytes - m.total_bytes;
+  const headroom = Number.isFinite(m.headroom) ? m.headroom
+    : m.total_bytes > 0 ? headroomBytes / m.total_bytes : 0;
+  const usedPct = Math.round((100 * m.total_bytes) / m.capacity_bytes);
+  return {
+    usedPct, headroom,
+    used: t('mem_used', fmt.gib(m.total_bytes), fmt.gib(m.capacity_bytes), usedPct),
+    headroom_line: t('headroom_line', fmt.gib(headroomBytes), Math.round(headroom * 1000) / 10,
+      fmt.gib(m.total_with_headroom_bytes), m.fits ? t('fits') : t('not_fits')),
+  };
+}
+
+// A lever's name: the page's words for its code, else the request field it changes.
+export function leverName(l) {
+  if (has(`lever_${l.code}`)) return t(`lever_${l.code}`);
+  const change = l.change ?? l;
+  return `${change.path ?? l.code} = ${fmt.number(change.value)}`;
+}
+
+// One lever in a list: what it is, what it saves, what it costs in time, and the engine's words.
+function leverLine(l, training) {
+  const time = leverTime(l, training) || t('lever_time_unknown');
+  return el('li', { dataset: { code: String(l.code ?? ''), fits: String(Boolean(l.fits)) } },
+    `${leverName(l)}: ${t('lever_saves', fmt.gib(l.saved_bytes ?? 0))}, ${time}${l.cost ? ` — ${l.cost}` : ''}`);
+}
+
+// What a lever costs in time: the step time (training) or TPOT (serving) multiplier.
+export function leverTime(l, training) {
+  return Number.isFinite(l.time_factor) && l.time_factor > 0
+    ? t(training ? 'lever_time' : 'lever_tpot', l.time_factor.toFixed(2)) : '';
+}
+
+// "On 1 card it fits with any one of: chunked loss (time ×1.05), ...": the levers that each
+// make this card fit on fewer cards (the engine's almost_fits), or null.
+export function almostFitsText(rec, training) {
+  const a = rec.almost_fits;
+  if (!a?.levers?.length) return null;
+  const levers = a.levers.map((l) => {
+    const time = leverTime(l, training);
+    return time ? `${leverName(l)} (${time})` : leverName(l);
+  });
+  return t('almost_fits', a.count, levers.join(t('list_sep')));
+}
+
+// Pretraining without a deadline: the setup on the fewest cards, beside the fastest.
+export function fewestCardsText(rec) {
+  const f = rec.fewest_cards;
+  if (!f || !Number.isFinite(f.count)) return null;
+  const cost = f.usd_total == null ? '' : `, ${fmt.usd(f.usd_total)}`;
+  return t('fewest_cards', f.count, rec.estimate.gpu.name, fmt.duration(f.time_s), cost);
 }
 
 const kSortKeys = {
@@ -112,43 +173,54 @@ export function sortRows(rows, key, dir) {
   });
 }
 
-export function renderTable(tbody, rows, training, onDetail) {
+// first: the engine's first recommendation for the objective, wherever a sort puts it.
+export function renderTable(tbody, rows, training, onDetail, first) {
   tbody.replaceChildren();
   for (const { rec, summary: s } of rows) {
     const e = rec.estimate;
-    // The likely range beneath the figure (validation residuals; accuracy.html).
-    const band = (path) => {
-      const text = bandText(e, path);
+    // A figure with its own likely range beneath it (validation residuals; accuracy.html):
+    // a band is only ever drawn with the figure whose pointer it is under `bands`.
+    const figure = (path, text) => {
       const b = e.bands?.[path];
-      return text ? el('span', { className: 'band', dataset: { band: path, low: String(b.low), high: String(b.high) } }, text)
-        : null;
+      const band = b ? el('span', { className: 'band', dataset: { band: path, low: String(b.low), high: String(b.high) } },
+        bandText(e, path)) : null;
+      return [el('span', { dataset: { figure: path } }, text), band];
     };
-    const pct = Math.round((100 * s.with_headroom_bytes) / s.capacity_bytes);
-    // The percentage is the watermark with headroom against capacity: what decides "fits".
+    const m = memoryFigures(e.memory);
     const memory = el('td', {
-      dataset: { col: 'memory', bytes: String(s.memory_bytes) },
-      title: `${t('watermark', pct)}\n${explainTitle(e, '/memory/total_bytes')}`,
-    }, `${fmt.gib(s.memory_bytes)} ${t('of')} ${fmt.gib(s.capacity_bytes)} · ${pct}%`);
-    const memoryBand = band('/memory/total_bytes');
-    if (memoryBand) memory.append(memoryBand);
-    const meter = el('meter', { min: '0', max: '100', value: String(Math.min(pct, 100)), high: '90', 'aria-label': t('watermark', pct) });
-    memory.append(meter);
+      dataset: { col: 'memory', bytes: String(s.memory_bytes), capacity: String(s.capacity_bytes),
+        withHeadroom: String(s.with_headroom_bytes) },
+      title: explainTitle(e, '/memory/total_bytes'),
+    }, ...figure('/memory/total_bytes', m.used),
+    el('span', { className: 'headroom', dataset: { fits: String(e.memory.fits) } }, m.headroom_line));
+    // The meter is the used share; past 1 / (1 + headroom) the headroom no longer fits.
+    memory.append(el('meter', { min: '0', max: '100', value: String(Math.min(m.usedPct, 100)),
+      high: String(Math.round(100 / (1 + m.headroom))), 'aria-label': t('used_share', m.usedPct) }));
     const perReplica = s.replicas > 1 ? ` ${t('per_replica')}` : '';
+    const inf = e.performance.inference;
     const time = training
       ? el('td', { dataset: { col: 'time', seconds: String(s.time_s) }, title: explainTitle(e, '/performance/training/time_s') },
-        fmt.duration(s.time_s), band('/performance/training/time_s'))
+        ...figure('/performance/training/time_s', fmt.duration(s.time_s)))
       : el('td', {
         dataset: { col: 'time', value: String(s.throughput) },
         title: explainTitle(e, '/performance/inference/decode_tokens_per_s_total'),
-      }, `${fmt.rate(s.throughput)}${perReplica} · TTFT ${fmt.ms(e.performance.inference.ttft_ms, 0)} · TPOT ${fmt.ms(e.performance.inference.tpot_ms, 1)}`,
-      band('/performance/inference/decode_tokens_per_s_total'));
+      }, ...figure('/performance/inference/decode_tokens_per_s_total', `${fmt.rate(s.throughput)}${perReplica}`),
+      el('span', { className: 'latency' }, `TTFT ${fmt.ms(inf.ttft_ms, 0)} · TPOT ${fmt.ms(inf.tpot_ms, 1)}`));
     const costPath = training ? '/cost/usd_total' : '/cost/usd_per_hour';
     const button = el('button', { type: 'button', className: 'detail', 'aria-label': `${t('details')}: ${s.name}` });
     button.textContent = t('details');
     button.addEventListener('click', () => onDetail(rec, button));
-    tbody.append(el('tr', { dataset: { gpu: s.gpu, fits: String(e.memory.fits) } },
-      el('th', { scope: 'row', title: s.reason }, s.name),
-      el('td', { dataset: { col: 'count' }, title: s.reason }, String(s.count)),
+    const isFirst = rec === first;
+    const almost = almostFitsText(rec, training);
+    const fewest = isFirst ? fewestCardsText(rec) : null;
+    const card = el('th', { scope: 'row' }, s.name,
+      el('span', { className: 'rank', title: s.reason ?? '', dataset: { rankCode: rec.rank_code ?? '' } },
+        isFirst ? `${t('first_choice')} · ${rankText(rec)}` : rankText(rec)),
+      almost ? el('span', { className: 'almost', dataset: { count: String(rec.almost_fits.count) } }, almost) : null,
+      fewest ? el('span', { className: 'fewest', dataset: { count: String(rec.fewest_cards.count) } }, fewest) : null);
+    tbody.append(el('tr', { dataset: { gpu: s.gpu, fits: String(e.memory.fits), first: String(isFirst) } },
+      card,
+      el('td', { dataset: { col: 'count' }, title: s.reason ?? '' }, String(s.count)),
       el('td', { dataset: { col: 'setup' } }, s.setup, s.calibrated
         ? el('span', { className: 'badge', dataset: { calibrated: 'true' }, title: t('calibration_banner_short') }, ` ${t('calibrated')}`)
         : null),
@@ -159,6 +231,36 @@ export function renderTable(tbody, rows, training, onDetail) {
       el('td', { dataset: { col: 'warnings' }, title: s.warnings.join('\n') }, s.warnings.length ? `⚠ ${s.warnings.length}` : ''),
       el('td', {}, button)));
   }
+}
+
+// A rejected card: the page's words for its code where it has them (Chinese), else the
+// engine's reason; the reason is the title either way.
+// The numbers each code's words take, from the rejection's params; a code whose numbers are
+// missing (or -1: not known) gets the engine's reason.
+const kRejectArgs = {
+  exceeds_memory: (p) => [p.max_gpus, fmt.gib(p.need_bytes), fmt.gib(p.capacity_bytes)],
+  misses_deadline: (p) => [p.count, fmt.duration(p.fastest_s), fmt.duration(p.deadline_s)],
+  batch_limits_data_parallel: (p) => [p.global_batch, p.count, fmt.duration(p.fastest_s), fmt.duration(p.deadline_s)],
+  exceeds_max_gpus: (p) => (p.replicas != null ? [p.replicas, p.per_replica, p.count, p.max_gpus]
+    : [p.cards_needed_at_least, p.max_gpus]),
+  misses_latency_targets: (p) => [p.tp, fmt.ms(p.ttft_ms, 0), fmt.ms(p.tpot_ms, 1)],
+  over_budget: (p) => [fmt.usd(p.cheapest_usd), fmt.usd(p.budget_usd)],
+  needs_liquid_cooling: () => [],
+  node_power: (p) => [fmt.watts(p.node_watts), fmt.watts(p.limit_w), p.gpus_per_node],
+};
+const kRejectVariant = {
+  exceeds_max_gpus: (p) => (p.replicas != null ? 'reject_exceeds_max_gpus_serving' : 'reject_exceeds_max_gpus'),
+  over_budget: (p) => (p.cheapest_usd < 0 ? 'reject_unpriced' : 'reject_over_budget'),
+  exceeds_memory: (p) => (p.need_bytes < 0 ? 'reject_exceeds_memory_unknown' : 'reject_exceeds_memory'),
+};
+
+export function rejectionText(r) {
+  const reason = r.reason ?? r.message ?? '';
+  const p = r.params ?? {};
+  const key = kRejectVariant[r.code]?.(p) ?? `reject_${r.code}`;
+  const args = has(key, true) ? kRejectArgs[r.code]?.(p) : null;
+  const known = args && args.every((a) => a != null && !(typeof a === 'number' && !Number.isFinite(a)));
+  return `${r.gpu}: ${known ? t(key, ...args) : reason}`;
 }
 
 // Wait or switch (plan's wait_or_switch): the verdict and each card's queue, run and finish.
@@ -180,13 +282,28 @@ export function renderList(ul, items, text) {
   ul.parentElement.hidden = items.length === 0;
 }
 
+// The detail view's almost-fit levers: each one, what it saves, and what it costs in time.
+function renderAlmostFits(section, rec, training) {
+  const a = rec.almost_fits;
+  const box = section.querySelector('#almost-fits-box');
+  box.hidden = !a?.levers?.length;
+  if (box.hidden) return;
+  box.querySelector('#almost-fits-summary').textContent = t('almost_fits_summary', a.count, rec.estimate.gpu.name,
+    fmt.gib(a.total_with_headroom_bytes), fmt.gib(a.capacity_bytes));
+  box.querySelector('#almost-fits').replaceChildren(...a.levers.map((l) => leverLine(l, training)));
+}
+
 const kParts = ['weights', 'gradients', 'optimizer_states', 'activations', 'kv_cache', 'buffers', 'runtime'];
 
 export function renderDetail(section, rec) {
   const e = rec.estimate;
   const m = e.memory;
-  section.querySelector('#detail-title').textContent =
-    `${rec.count} × ${e.gpu.name} — ${fmt.gib(m.total_bytes)} ${t('of')} ${fmt.gib(m.capacity_bytes)}`;
+  const mf = memoryFigures(m);
+  section.querySelector('#detail-title').textContent = `${rec.count} × ${e.gpu.name} — ${mf.used}`;
+  const headroom = section.querySelector('#detail-headroom');
+  headroom.textContent = mf.headroom_line;
+  headroom.dataset.fits = String(m.fits);
+  renderAlmostFits(section, rec, Boolean(e.performance.training));
   const fw = e.framework;
   const line = section.querySelector('#detail-framework');
   line.hidden = fw?.kv_pool_bytes == null;
@@ -207,7 +324,9 @@ export function renderDetail(section, rec) {
       el('span', { className: 'chart-label' }, part), el('span', { className: 'chart-track' }, bar),
       el('span', { className: 'chart-value' }, fmt.gib(bytes))));
   }
-  renderList(section.querySelector('#levers'), e.levers ?? [], (l) => l.message ?? JSON.stringify(l));
+  const levers = section.querySelector('#levers');
+  levers.replaceChildren(...(e.levers ?? []).map((l) => leverLine(l, Boolean(e.performance.training))));
+  levers.parentElement.hidden = !levers.children.length;
   const explain = section.querySelector('#explain');
   explain.replaceChildren();
   for (const [path, x] of Object.entries(e.explain ?? {})) {

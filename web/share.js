@@ -5,7 +5,7 @@ import { decodeShare, encodeShare, kDefaults } from './state.js';
 import { exportPlan } from './render.js';
 import { setState, state, writeForm } from './form.js';
 import { catalogGpus, catalogVersion, engineVersion } from './catalog-loader.js';
-import { lastRequest, setStatus, sortedRows } from './recommendations.js';
+import { lastRequest, rankedRows, setStatus, sortedRows } from './recommendations.js';
 
 const $ = (sel) => document.querySelector(sel);
 const embed = new URLSearchParams(location.search).get('embed') === '1';
@@ -84,7 +84,8 @@ export function initShare(latestFleet) {
       // Fetched on first use: the first load stays within its budget.
       const { procurementSheet } = await import('./procurement.js');
       $('#export-out').value = procurementSheet(format.slice(6), {
-        lang: $('#lang').value, state, recs: sortedRows().map((r) => r.rec), gpus: catalogGpus,
+        // The engine's order: sorting a column never changes which option is first.
+        lang: $('#lang').value, state, recs: rankedRows().map((r) => r.rec), gpus: catalogGpus,
         link: shareUrl(false), catalogVersion, engineVersion, date: new Date().toISOString().slice(0, 10),
         fleet: latestFleet(),
       });

@@ -9,6 +9,7 @@ export const kDefaults = Object.freeze({
   objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
   vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '', cal_slack: '',
   cal_on: '', waits: '', fleet: '', framework: '', rps: '', prompt_p95: '', output_p95: '', prefix_hit: '',
+  global_batch: '', global_batch_unit: '', headroom_pct: '', chunked_loss: '',
 });
 
 // The explicit-architecture fields (the contract's model numbers); layers turns them on.
@@ -20,7 +21,7 @@ export const kTraining = ['pretrain', 'full_finetune', 'lora', 'qlora'];
 const kNumbers = [...kArchitecture, 'cal_compute', 'cal_bandwidth', 'cal_memory', 'cal_interconnect',
   'cal_slack', 'seq_len', 'prompt_tokens', 'output_tokens', 'tokens', 'deadline_h',
   'concurrency', 'ttft_ms', 'tpot_ms', 'max_gpus', 'budget_usd', 'node_power_w', 'rps', 'prompt_p95',
-  'output_p95', 'prefix_hit'];
+  'output_p95', 'prefix_hit', 'global_batch', 'headroom_pct'];
 
 export class InputError extends Error {
   constructor(field, message) { super(`${field}: ${message}`); this.field = field; }
@@ -44,6 +45,7 @@ export function buildRequest(state) {
   if (training) {
     workload.seq_len = num(state, 'seq_len');
     workload.tokens = num(state, 'tokens');
+    workload.global_batch = globalBatchOf(state);
   } else {
     workload.prompt_tokens = num(state, 'prompt_tokens');
     workload.output_tokens = num(state, 'output_tokens');
@@ -58,10 +60,29 @@ export function buildRequest(state) {
   const waits = training ? parseWaits(state.waits) : undefined;
   if (waits) constraints.wait_s = waits;
   const request = { model, workload, precision: { weights: state.weights }, constraints };
+  if (training && state.chunked_loss === '1') request.memory_techniques = { chunked_loss: true };
+  const headroom = num(state, 'headroom_pct');
+  if (headroom !== undefined) request.headroom = headroom / 100;
   if (state.framework) request.framework = state.framework;
   const calibration = calibrationOf(state);
   if (calibration) request.calibration = calibration;
   return JSON.parse(JSON.stringify(request));  // drops the undefined (empty optional) fields
+}
+
+// The global batch in sequences (the request's unit), or undefined for the engine's default.
+// Given in tokens, it is converted with the sequence length and rounded to whole sequences.
+export function globalBatchOf(state) {
+  const v = num(state, 'global_batch');
+  if (v === undefined || state.global_batch_unit !== 'tokens') return v;
+  const seqLen = num(state, 'seq_len');
+  if (seqLen === undefined || !(seqLen > 0)) {
+    throw new InputError('global_batch', 'a batch in tokens needs the sequence length to convert it to sequences');
+  }
+  const sequences = Math.round(v / seqLen);
+  if (!(sequences >= 1)) {
+    throw new InputError('global_batch', `${v} tokens is less than one sequence of ${seqLen} tokens`);
+  }
+  return sequences;
 }
 
 // gpuplan traffic's request: the plan request plus the traffic fields (the mean lengths are
@@ -140,6 +161,8 @@ function validState(raw, defaults = kDefaults) {
       if (raw[k] !== undefined && raw[k] !== null) s[k] = String(raw[k]);
     }
   }
+  // A switch is on ('1') or off (''): nothing else a link holds turns it on.
+  s.chunked_loss = s.chunked_loss === '1' ? '1' : '';
   // A calibration factor has no field to correct it in: one that is not a positive number is
   // dropped here rather than blocking every plan.
   for (const [key, name] of Object.entries(kCalibrationKeys)) {
@@ -164,7 +187,8 @@ const kFormatDefaults = Object.freeze({
     objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
     vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '',
     cal_slack: '', cal_on: '', waits: '', fleet: '', framework: '', rps: '', prompt_p95: '',
-    output_p95: '', prefix_hit: '',
+    output_p95: '', prefix_hit: '', global_batch: '', global_batch_unit: '', headroom_pct: '',
+    chunked_loss: '',
   }),
 });
 export const kCurrentFormatDefaults = kFormatDefaults[kFormat];

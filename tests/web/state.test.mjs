@@ -67,3 +67,51 @@ test('explicit architecture numbers replace the preset once layers is given', ()
     { layers: 32, hidden: 4096 });
   assert.deepEqual(buildRequest({ ...kDefaults, hidden: '4096' }).model, { preset: 'llama-3.1-8b' });
 });
+
+// Issue #15: the global batch (sequences, or tokens converted with the sequence length), the
+// headroom in percent and the chunked-loss switch.
+test('global batch, headroom and chunked loss make their request fields', () => {
+  // Sequences go as typed.
+  assert.equal(buildRequest({ ...kDefaults, global_batch: '256' }).workload.global_batch, 256);
+  // 1,048,576 tokens / 4096 tokens a sequence = 256 sequences.
+  assert.equal(buildRequest({ ...kDefaults, global_batch: '1048576', global_batch_unit: 'tokens' })
+    .workload.global_batch, 256);
+  // 1,000,000 / 4096 = 244.14 -> 244 whole sequences; 1,001,000 / 4096 = 244.38 -> 244; 1,003,000 -> 244.87 -> 245.
+  assert.equal(buildRequest({ ...kDefaults, global_batch: '1e6', global_batch_unit: 'tokens' }).workload.global_batch, 244);
+  assert.equal(buildRequest({ ...kDefaults, global_batch: '1003000', global_batch_unit: 'tokens' }).workload.global_batch, 245);
+  // Under one sequence, or no sequence length to convert with, names the field.
+  assert.throws(() => buildRequest({ ...kDefaults, global_batch: '1000', global_batch_unit: 'tokens' }),
+    (e) => e instanceof InputError && e.field === 'global_batch');
+  assert.throws(() => buildRequest({ ...kDefaults, seq_len: '', global_batch: '8192', global_batch_unit: 'tokens' }),
+    (e) => e instanceof InputError && e.field === 'global_batch');
+  // Empty: the engine's default (no field); serving has no global batch.
+  assert.equal('global_batch' in buildRequest({ ...kDefaults }).workload, false);
+  assert.equal('global_batch' in buildRequest({ ...kDefaults, kind: 'inference', global_batch: '64' }).workload, false);
+  // 15 % -> 0.15; empty -> the engine's 0.2 (no field).
+  assert.equal(buildRequest({ ...kDefaults, headroom_pct: '15' }).headroom, 0.15);
+  assert.equal('headroom' in buildRequest({ ...kDefaults }), false);
+  assert.equal(buildRequest({ ...kDefaults, kind: 'inference', headroom_pct: '10' }).headroom, 0.1);
+  assert.deepEqual(buildRequest({ ...kDefaults, chunked_loss: '1' }).memory_techniques, { chunked_loss: true });
+  assert.equal('memory_techniques' in buildRequest({ ...kDefaults }), false);
+  assert.equal('memory_techniques' in buildRequest({ ...kDefaults, kind: 'inference', chunked_loss: '1' }), false);
+});
+
+test('the new fields round-trip through a share link; a link without them keeps its meaning', () => {
+  const state = { ...kDefaults, kind: 'pretrain', global_batch: '2097152', global_batch_unit: 'tokens',
+    headroom_pct: '12.5', chunked_loss: '1' };
+  const back = decodeShare(`#${encodeShare(state, 'v1', 'e1')}`).state;
+  assert.equal(back.global_batch, '2097152');
+  assert.equal(back.global_batch_unit, 'tokens');
+  assert.equal(back.headroom_pct, '12.5');
+  assert.equal(back.chunked_loss, '1');
+  assert.deepEqual(buildRequest(back), buildRequest(state));
+  // {"cv":"v1","seq_len":"8192"}: made before the fields existed; they stay at their defaults.
+  const old = decodeShare('#1.eyJjdiI6InYxIiwic2VxX2xlbiI6IjgxOTIifQ').state;
+  assert.deepEqual([old.global_batch, old.global_batch_unit, old.headroom_pct, old.chunked_loss], ['', '', '', '']);
+  assert.deepEqual(buildRequest(old), { model: { preset: 'llama-3.1-8b' },
+    workload: { kind: 'lora', seq_len: 8192, tokens: 1e8 }, precision: { weights: 'bf16' },
+    constraints: { max_gpus: 64, objective: 'default' } });
+  // Only '1' turns the switch on: {"chunked_loss":"<b>"}
+  const odd = Buffer.from('{"chunked_loss":"<b>"}').toString('base64url');
+  assert.equal(decodeShare(`#1.${odd}`).state.chunked_loss, '');
+});

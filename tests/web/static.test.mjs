@@ -24,3 +24,23 @@ test('index.html has no inline script, style or handler (the CSP allows none)', 
   assert.doesNotMatch(html, /<style\b|\sstyle=/, 'an inline style');
   assert.doesNotMatch(html, /\son[a-z]+=/, 'an inline event handler');
 });
+
+test('every text the page names has English and Chinese words', async () => {
+  const { kLanguages } = await import('../../web/i18n.js');
+  const dir = new URL('../../web/', import.meta.url);
+  const keys = new Set([...readFileSync(new URL('index.html', dir), 'utf8').matchAll(/data-i18n="([a-z0-9_]+)"/g)]
+    .map((m) => m[1]));
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.js'))) {
+    for (const m of readFileSync(new URL(f, dir), 'utf8').matchAll(/\bt\('([a-z0-9_]+)'/g)) keys.add(m[1]);
+  }
+  // Every rank code the engine can send (issue #15) is worded in both languages.
+  const reasons = readFileSync(new URL('../../engine/src/plan/plan_reasons.cpp', import.meta.url), 'utf8');
+  const codes = [...reasons.matchAll(/\bcode = "([a-z_]+)"/g)].map((m) => m[1]);
+  assert.ok(codes.length >= 9, `only ${codes.length} rank codes found in plan_reasons.cpp`);
+  for (const code of codes) keys.add(`rank_${code}`);
+  const missing = [];
+  for (const key of keys) {
+    for (const [lang, words] of Object.entries(kLanguages)) if (!Object.hasOwn(words, key)) missing.push(`${lang}: ${key}`);
+  }
+  assert.deepEqual(missing, []);
+});
