@@ -11,29 +11,30 @@
 namespace gpuplan::plan_search {
 namespace {
 
-std::string Duration(double seconds) {
-  char buf[48];
-  if (seconds >= 2 * 86400) {
-    std::snprintf(buf, sizeof buf, "%.1f days", seconds / 86400);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f hours", seconds / 3600);
-  }
-  return buf;
-}
-
 // Seed 000's order of remedies when memory is a little short: a smaller batch (or sequence),
 // then recomputation, a loss that does not hold all logits, a lighter optimizer; sharding and
 // offloading after those; a bigger card last.
-int SeedOrder(const std::string& code) {
-  static const char* const kOrder[] = {
-      "halve_micro_batch", "halve_concurrency", "full_recompute",   "chunked_loss",
-      "adamw_8bit",        "fp8_kv_cache",      "next_zero_stage",  "sequence_parallel",
-      "offload_optimizer", "fp8_weights",       "awq_int4_weights", "qlora_instead",
-      "lora_instead",      "bigger_card"};
-  for (size_t i = 0; i < std::size(kOrder); ++i) {
-    if (code == kOrder[i]) return static_cast<int>(i);
+constexpr const char* kSeedOrder[] = {"halve_micro_batch", "halve_concurrency", "full_recompute",
+                                      "chunked_loss",      "adamw_8bit",        "fp8_kv_cache",
+                                      "next_zero_stage",   "sequence_parallel", "offload_optimizer",
+                                      "fp8_weights",       "awq_int4_weights",  "qlora_instead",
+                                      "lora_instead",      "bigger_card"};
+
+// The seed-order rank of a lever's code; codes not listed rank last.
+size_t SeedRank(const std::string& code) {
+  return static_cast<size_t>(std::find(std::begin(kSeedOrder), std::end(kSeedOrder), code) -
+                             std::begin(kSeedOrder));
+}
+
+// The levers that fit, in kSeedOrder.
+std::vector<Lever> InSeedOrder(std::vector<Lever> levers) {
+  std::vector<Lever> out;
+  for (size_t rank = 0; rank <= std::size(kSeedOrder); ++rank) {
+    for (const Lever& l : levers) {
+      if (l.fits && SeedRank(l.code) == rank) out.push_back(l);
+    }
   }
-  return static_cast<int>(std::size(kOrder));
+  return out;
 }
 
 // A card with more memory that the plan already holds at this count or fewer.
@@ -44,9 +45,9 @@ std::optional<Lever> BiggerCard(const Request& setup, int64_t count,
     Lever l;
     l.code = "bigger_card";
     l.path = "/gpu";
-    l.value = "\"" + o.request.gpu.id + "\"";
+    l.value = Say("\"%s\"", o.request.gpu.id.c_str());
     l.fits = true;
-    l.cost = "a different card: " + o.request.gpu.name + " (" + o.rank_reason + ")";
+    l.cost = Say("a different card: %s (%s)", o.request.gpu.name.c_str(), o.rank_reason.c_str());
     if (setup.workload.IsTraining()) {
       const double here = EstimateTraining(setup, CountParams(setup.model)).time_s;
       l.time_factor = here > 0 ? o.figures.time_s / here : 0;
@@ -91,13 +92,9 @@ std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, cons
     a.total_bytes = miss.total;
     a.total_with_headroom_bytes = miss.need;
     a.capacity_bytes = cap;
-    for (Lever& l : MemoryLevers(a.setup, miss.total)) {
-      if (l.fits) a.levers.push_back(std::move(l));
-    }
-    if (auto bigger = BiggerCard(a.setup, count, others)) a.levers.push_back(*bigger);
-    std::stable_sort(a.levers.begin(), a.levers.end(), [](const Lever& x, const Lever& y) {
-      return SeedOrder(x.code) < SeedOrder(y.code);
-    });
+    std::vector<Lever> levers = MemoryLevers(a.setup, miss.total);
+    if (auto bigger = BiggerCard(a.setup, count, others)) levers.push_back(*bigger);
+    a.levers = InSeedOrder(std::move(levers));
     if (!a.levers.empty()) return a;
   }
   return std::nullopt;
@@ -109,12 +106,14 @@ void AdviseBatch(const Request& base, const PlanResult& plan, std::vector<Note>*
   if (!base.workload.IsTraining()) return;
   const BatchDefault b = DefaultGlobalBatch(base.workload, D(CountParams(base.model).total));
   const double tokens = D(plan.global_batch) * D(base.workload.seq_len);
-  std::string message = "every setup keeps the global batch of " +
-                        std::to_string(plan.global_batch) + " sequences (" +
-                        std::to_string(std::llround(tokens)) + " tokens) per optimizer step";
-  message += plan.global_batch_default
-                 ? ": the default, " + b.source + "; set workload.global_batch to change it"
-                 : ", the request's";
+  const std::string message =
+      plan.global_batch_default
+          ? Say("every setup keeps the global batch of %lld sequences (%.0f tokens) per optimizer "
+                "step: the default, %s; set workload.global_batch to change it",
+                static_cast<long long>(plan.global_batch), tokens, b.source.c_str())
+          : Say("every setup keeps the request's global batch of %lld sequences (%.0f tokens) "
+                "per optimizer step",
+                static_cast<long long>(plan.global_batch), tokens);
   advice->push_back(Note{plan.global_batch_default ? "global_batch_default" : "global_batch_fixed",
                          {{"sequences", D(plan.global_batch)}, {"tokens", tokens}},
                          message,
@@ -127,17 +126,18 @@ void AdviseScale(const Request& base, Ranking ranking, const PlanChoice& top,
   const bool training = base.workload.IsTraining();
   if (ranking == Ranking::kFastestAboveKnee && top.fewest_cards) {
     const FewestCards& f = *top.fewest_cards;
-    advice->push_back(Note{"fastest_without_deadline",
-                           {{"count", D(top.count)},
-                            {"time_s", top.figures.time_s},
-                            {"fewest_count", D(f.count)},
-                            {"fewest_time_s", f.time_s}},
-                           "with no deadline the fastest setup that still scales is shown: " +
-                               std::to_string(top.count) + " x " + g.name + " take " +
-                               Duration(top.figures.time_s) + "; the fewest cards, " +
-                               std::to_string(f.count) + ", take " + Duration(f.time_s) +
-                               "; give constraints.deadline_s for the fewest cards that meet it",
-                           "/constraints/deadline_s"});
+    advice->push_back(Note{
+        "fastest_without_deadline",
+        {{"count", D(top.count)},
+         {"time_s", top.figures.time_s},
+         {"fewest_count", D(f.count)},
+         {"fewest_time_s", f.time_s}},
+        Say("with no deadline the fastest setup that still scales is shown: "
+            "%lld x %s take %s; the fewest cards, %lld, take %s; give "
+            "constraints.deadline_s for the fewest cards that meet it",
+            static_cast<long long>(top.count), g.name.c_str(), Duration(top.figures.time_s).c_str(),
+            static_cast<long long>(f.count), Duration(f.time_s).c_str()),
+        "/constraints/deadline_s"});
   }
   // Seed 000's "keep it in one machine" is worth saying of a job that is done in weeks; a
   // run of months inside one node wants more of them instead.
@@ -146,19 +146,19 @@ void AdviseScale(const Request& base, Ranking ranking, const PlanChoice& top,
   if (top.count > 1 && top.count <= g.gpus_per_node && !long_run) {
     advice->push_back(Note{"keep_inside_one_node",
                            {{"count", D(top.count)}, {"gpus_per_node", D(g.gpus_per_node)}},
-                           "the job fits inside one " + g.name + " server (" +
-                               std::to_string(top.count) + " of " +
-                               std::to_string(g.gpus_per_node) +
-                               " slots): keep it there, crossing nodes costs more than adding "
-                               "cards inside one"});
+                           Say("the job fits inside one %s server (%lld of %lld slots): keep it "
+                               "there, crossing nodes costs more than adding cards inside one",
+                               g.name.c_str(), static_cast<long long>(top.count),
+                               static_cast<long long>(g.gpus_per_node))});
   }
   if (long_run) {
-    advice->push_back(Note{"long_run",
-                           {{"count", D(top.count)}, {"time_s", top.figures.time_s}},
-                           "the first option runs " + Duration(top.figures.time_s) + " on " +
-                               std::to_string(top.count) + " cards: a larger constraints.max_gpus" +
-                               " or a deadline shortens it",
-                           "/constraints/max_gpus"});
+    advice->push_back(
+        Note{"long_run",
+             {{"count", D(top.count)}, {"time_s", top.figures.time_s}},
+             Say("the first option runs %s on %lld cards: a larger "
+                 "constraints.max_gpus or a deadline shortens it",
+                 Duration(top.figures.time_s).c_str(), static_cast<long long>(top.count)),
+             "/constraints/max_gpus"});
   }
 }
 
@@ -169,11 +169,12 @@ void AdviseModelParallel(const Request& base, const PlanResult& out, std::vector
   const auto one = std::find_if(out.recommendations.begin(), out.recommendations.end(),
                                 [](const PlanChoice& c) { return c.count == 1; });
   if (top.count > 1 && one != out.recommendations.end()) {
-    advice->push_back(Note{"one_big_card",
-                           {{"top_count", D(top.count)}},
-                           "one " + one->request.gpu.name + " holds the whole job where " + g.name +
-                               " needs " + std::to_string(top.count) +
-                               ": one big card avoids model-parallel losses"});
+    advice->push_back(Note{
+        "one_big_card",
+        {{"top_count", D(top.count)}},
+        Say("one %s holds the whole job where %s needs %lld: one big card "
+            "avoids model-parallel losses",
+            one->request.gpu.name.c_str(), g.name.c_str(), static_cast<long long>(top.count))});
   }
   if (q.parallel.tp <= 1) return;
   const bool pcie = g.intra_node_kind.rfind("pcie", 0) == 0;
@@ -184,11 +185,12 @@ void AdviseModelParallel(const Request& base, const PlanResult& out, std::vector
   advice->push_back(Note{
       pcie ? "model_parallel_over_pcie" : "model_parallel_beyond_four",
       {{"tp", D(q.parallel.tp)}, {"scaling_efficiency", scaling}},
-      std::to_string(q.parallel.tp) + "-way tensor parallel" + (pcie ? " over PCIe" : "") +
-          " loses speed to its per-layer all-reduces" +
-          (training ? " (scaling efficiency " + std::to_string(std::lround(scaling * 100)) + "%)"
-                    : std::string()) +
-          ": a card with more memory needs less of it"});
+      training ? Say("%lld-way tensor parallel%s loses speed to its per-layer all-reduces "
+                     "(scaling efficiency %.0f%%): a card with more memory needs less of it",
+                     static_cast<long long>(q.parallel.tp), pcie ? " over PCIe" : "", scaling * 100)
+               : Say("%lld-way tensor parallel%s loses speed to its per-layer all-reduces: a "
+                     "card with more memory needs less of it",
+                     static_cast<long long>(q.parallel.tp), pcie ? " over PCIe" : "")});
 }
 
 // A rejected card whose closest setup misses by little: the single change that makes it fit.
@@ -203,9 +205,10 @@ void AdviseRejected(const std::map<std::string, CardSearch>& searches, PlanResul
       if (!l.fits) continue;
       out->advice.push_back(Note{"lever_makes_it_fit",
                                  {{"count", D(q.parallel.gpus)}, {"saved_bytes", l.saved_bytes}},
-                                 q.gpu.name + " almost fits on " + std::to_string(q.parallel.gpus) +
-                                     " cards: setting " + l.path + " to " + l.value +
-                                     " makes it fit, at a cost: " + l.cost,
+                                 Say("%s almost fits on %lld cards: setting %s to %s makes it "
+                                     "fit, at a cost: %s",
+                                     q.gpu.name.c_str(), static_cast<long long>(q.parallel.gpus),
+                                     l.path.c_str(), l.value.c_str(), l.cost.c_str()),
                                  l.path});
       break;
     }

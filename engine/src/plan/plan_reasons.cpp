@@ -1,55 +1,53 @@
 // SPDX-License-Identifier: MIT
 // What the plan says about its answer: the constraint that rejected a card, with its numbers;
-// why each recommendation is where it is; the levers of an almost-fit (issue #15).
+// why each recommendation is where it is (issue #15). Messages are printf patterns: the page
+// downloads this code, and one pattern is far smaller than a chain of string concatenations.
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 
 #include "core/units.h"
 #include "plan/search.h"
 
 namespace gpuplan::plan_search {
-namespace {
 
-std::string Gib(double bytes) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
+std::string Say(const char* pattern, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, pattern);
+  std::vsnprintf(buf, sizeof buf, pattern, args);
+  va_end(args);
   return buf;
 }
 
 std::string Duration(double seconds) {
-  char buf[48];
-  if (seconds >= 2 * 86400) {
-    std::snprintf(buf, sizeof buf, "%.1f days", seconds / 86400);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f hours", seconds / 3600);
-  }
-  return buf;
+  return seconds >= 2 * 86400 ? Say("%.1f days", seconds / 86400)
+                              : Say("%.1f hours", seconds / 3600);
 }
+
+namespace {
 
 std::string Usd(double usd) {
   if (usd < 0 || std::isinf(usd)) return "no price";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, usd < 100 ? "$%.2f" : "$%.0f", usd);
-  return buf;
+  return Say(usd < 100 ? "$%.2f" : "$%.0f", usd);
 }
 
-std::string Int(double v) { return std::to_string(std::llround(v)); }
-
-int64_t MaxGpus(const Request& r) {
-  return r.constraints.max_gpus > 0 ? r.constraints.max_gpus : 64;
+double MaxGpus(const Request& r) {
+  return D(r.constraints.max_gpus > 0 ? r.constraints.max_gpus : 64);
 }
 
 PlanRejection MemoryRejection(const Request& base, const GpuSpec& g, const CardSearch& cs) {
   const bool known = !std::isinf(cs.closest_need);
+  const std::string need =
+      known ? Say("%.1f GiB", cs.closest_need / kGiB) : "more than the card holds";
   return {g.id,
           "exceeds_memory",
-          "does not fit on up to " + Int(D(MaxGpus(base))) + " cards: the closest setup needs " +
-              (known ? Gib(cs.closest_need) : std::string("more than the card holds")) +
-              " per GPU with " + Int(base.headroom * 100) + "% headroom, the card has " +
-              Gib(g.memory_bytes),
+          Say("does not fit on up to %.0f cards: the closest setup needs %s per GPU with %.0f%% "
+              "headroom, the card has %.1f GiB",
+              MaxGpus(base), need.c_str(), base.headroom * 100, g.memory_bytes / kGiB),
           {{"need_bytes", known ? cs.closest_need : -1},
            {"capacity_bytes", g.memory_bytes},
-           {"max_gpus", D(MaxGpus(base))}},
+           {"max_gpus", MaxGpus(base)}},
           "/constraints/max_gpus"};
 }
 
@@ -57,46 +55,47 @@ PlanRejection ServingRejection(const Request& base, const GpuSpec& g, const Card
   const auto& p = cs.serving_params;
   if (cs.serving_code == "exceeds_max_gpus") {
     return {g.id, cs.serving_code,
-            "serving " + Int(D(base.workload.concurrency)) + " concurrent requests needs " +
-                Int(p.at("replicas")) + " replicas (" + Int(p.at("per_replica")) +
-                " requests each) = " + Int(p.at("count")) + " cards, more than max_gpus " +
-                Int(p.at("max_gpus")),
+            Say("serving %lld concurrent requests needs %.0f replicas (%.0f requests each) = %.0f "
+                "cards, more than max_gpus %.0f",
+                static_cast<long long>(base.workload.concurrency), p.at("replicas"),
+                p.at("per_replica"), p.at("count"), p.at("max_gpus")),
             p, "/constraints/max_gpus"};
   }
-  char buf[200];
-  std::snprintf(buf, sizeof buf,
-                "not even one sequence meets the latency targets: on %lld card%s one sequence "
-                "has TTFT %.0f ms and TPOT %.1f ms",
-                static_cast<long long>(p.at("tp")), p.at("tp") > 1 ? "s" : "", p.at("ttft_ms"),
-                p.at("tpot_ms"));
-  return {g.id, "misses_latency_targets", buf, p, "/constraints/tpot_ms"};
+  return {g.id, "misses_latency_targets",
+          Say("not even one sequence meets the latency targets: on %.0f card%s one sequence has "
+              "TTFT %.0f ms and TPOT %.1f ms",
+              p.at("tp"), p.at("tp") > 1 ? "s" : "", p.at("ttft_ms"), p.at("tpot_ms")),
+          p, "/constraints/tpot_ms"};
 }
 
 PlanRejection DeadlineRejection(const Request& base, const GpuSpec& g, const CardSearch& cs) {
   const double deadline = base.constraints.deadline_s;
-  const std::string fastest = "the fastest setup that fits, " + Int(D(cs.fastest_fit_count)) +
-                              " cards, takes " + Duration(cs.fastest_fit_s) +
-                              " against a deadline of " + Duration(deadline);
+  const std::string fastest =
+      Say("the fastest setup that fits, %lld cards, takes %s with its expected interruptions "
+          "against a deadline of %s",
+          static_cast<long long>(cs.fastest_fit_count), Duration(cs.fastest_fit_s).c_str(),
+          Duration(deadline).c_str());
+  const double batch = D(base.workload.global_batch);
   std::map<std::string, double> params = {{"fastest_s", cs.fastest_fit_s},
                                           {"count", D(cs.fastest_fit_count)},
                                           {"deadline_s", deadline},
-                                          {"global_batch", D(base.workload.global_batch)}};
+                                          {"global_batch", batch}};
   if (cs.batch_blocked_count > cs.fastest_fit_count) {
     return {g.id, "batch_limits_data_parallel",
-            "the global batch of " + Int(D(base.workload.global_batch)) +
-                " sequences cannot be spread over more cards: " + fastest +
-                "; a larger /workload/global_batch lets more cards help",
+            Say("the global batch of %.0f sequences cannot be spread over more cards: %s; a "
+                "larger /workload/global_batch lets more cards help",
+                batch, fastest.c_str()),
             params, "/workload/global_batch"};
   }
   // Even with no loss at all, the deadline needs the compute of this many cards.
   const double needed = std::ceil(cs.one_gpu_bound_s / deadline);
   if (needed > D(cs.largest_count)) {
-    params["max_gpus"] = D(MaxGpus(base));
+    params["max_gpus"] = MaxGpus(base);
     params["cards_needed_at_least"] = needed;
     return {g.id, "exceeds_max_gpus",
-            "meeting the deadline needs at least " + Int(needed) +
-                " cards even with perfect scaling, more than max_gpus " + Int(D(MaxGpus(base))) +
-                "; " + fastest,
+            Say("meeting the deadline needs at least %.0f cards even with perfect scaling, more "
+                "than max_gpus %.0f; %s",
+                needed, MaxGpus(base), fastest.c_str()),
             params, "/constraints/max_gpus"};
   }
   return {g.id, "misses_deadline",
@@ -116,97 +115,99 @@ PlanRejection RejectionFor(const Request& base, const GpuSpec& g, const CardSear
   const bool unpriced = std::isinf(cs.cheapest_in_time_usd);
   return {g.id,
           "over_budget",
-          unpriced
-              ? g.name + " has no price to check the budget against (give usd_per_gpu_hour)"
-              : "the cheapest setup that fits" +
-                    std::string(base.constraints.deadline_s > 0 ? " and meets the deadline" : "") +
-                    " costs " + Usd(cs.cheapest_in_time_usd) + ", over the budget of " +
-                    Usd(budget),
+          unpriced ? Say("%s has no price to check the budget against (give usd_per_gpu_hour)",
+                         g.name.c_str())
+                   : Say("the cheapest setup that fits%s costs %s, over the budget of %s",
+                         base.constraints.deadline_s > 0 ? " and meets the deadline" : "",
+                         Usd(cs.cheapest_in_time_usd).c_str(), Usd(budget).c_str()),
           {{"cheapest_usd", unpriced ? -1 : cs.cheapest_in_time_usd}, {"budget_usd", budget}},
           unpriced ? "/usd_per_gpu_hour" : "/constraints/budget_usd"};
 }
 
+namespace {
+
+struct Wording {
+  const char* code;
+  const char* pattern;  ///< %s: the setup ("8 x NVIDIA H100 SXM 80GB, 2.0 days, $1,234")
+};
+
+Wording Words(Ranking ranking, bool serving, bool second_tier, bool offline) {
+  switch (ranking) {
+    case Ranking::kFewestMeetingDeadline:
+      return {"fewest_cards_meeting_deadline",
+              "the fewest cards that finish within the deadline of %s: %s"};
+    case Ranking::kFastestAboveKnee:
+      return second_tier ? Wording{"fewest_cards_below_knee",
+                                   "no setup keeps scaling efficiency above %s: the fewest "
+                                   "cards, %s"}
+                         : Wording{"fastest_above_knee",
+                                   "the fastest setup within max_gpus whose scaling efficiency "
+                                   "stays above the knee, %s: %s"};
+    case Ranking::kFewestThenCheapest:
+    case Ranking::kCheapestPerToken:
+      if (second_tier) {
+        return {"unpriced_after_priced",
+                serving ? "the catalog has no price for this card (give usd_per_gpu_hour): "
+                          "ranked after every priced card, by count: %s%s"
+                        : "the catalog has no price for this card (give usd_per_gpu_hour): "
+                          "ranked after every priced card of its count: %s%s"};
+      }
+      if (!serving) {
+        return {"fewest_cards_then_cost",
+                "the fewest cards that fit with headroom, then the lowest cost for the run: "
+                "%s%s"};
+      }
+      return {"cheapest_per_million_tokens",
+              offline ? "the lowest cost per million output tokens at maximum throughput: %s%s"
+                      : "the lowest cost per million output tokens for %s concurrent requests "
+                        "at the latency targets: %s"};
+    case Ranking::kTime:
+      return {"fastest",
+              serving ? "the lowest time per output token: %s%s" : "the shortest run: %s%s"};
+    case Ranking::kCost:
+      return {"cheapest", serving ? "the lowest cost per million tokens: %s%s"
+                                  : "the lowest cost for the run: %s%s"};
+    case Ranking::kPower:
+      return {"lowest_power", "the lowest board power, then speed: %s%s"};
+    case Ranking::kCount:
+      break;
+  }
+  return {"fewest_cards", "the fewest cards, then speed: %s%s"};
+}
+
+}  // namespace
+
 void Label(const Request& base, Ranking ranking, PlanChoice* choice) {
   const RankFigures& f = choice->figures;
-  const std::string cards = Int(D(choice->count)) + " x " + choice->request.gpu.name;
   const bool serving = !base.workload.IsTraining();
-  const std::string run =
-      serving ? std::string() : ", " + Duration(f.time_s) + ", " + Usd(f.usd_total);
+  const bool offline = base.workload.mode == InferenceMode::kOffline;
   // A setup below the knee leads its key with 1; an unpriced fine-tuning setup has 1 after
   // its count, an unpriced serving one leads with 1.
   const std::vector<double>& key = choice->key;
   const bool second_tier = ranking == Ranking::kFewestThenCheapest ? key.size() > 1 && key[1] == 1
                                                                    : !key.empty() && key[0] == 1;
-  char per_mtok[160] = "";
-  if (serving) {
-    std::snprintf(per_mtok, sizeof per_mtok,
-                  "%s per million output tokens, %.0f tok/s per card "
-                  "delivered",
-                  Usd(f.usd_per_mtok).c_str(), f.tokens_per_s_per_gpu);
+  const std::string setup =
+      serving ? Say("%lld x %s, %s per million output tokens, %.0f tok/s per card delivered",
+                    static_cast<long long>(choice->count), choice->request.gpu.name.c_str(),
+                    Usd(f.usd_per_mtok).c_str(), f.tokens_per_s_per_gpu)
+              : Say("%lld x %s, %s, %s", static_cast<long long>(choice->count),
+                    choice->request.gpu.name.c_str(), Duration(f.time_s).c_str(),
+                    Usd(f.usd_total).c_str());
+  const Wording w = Words(ranking, serving, second_tier, offline);
+  choice->rank_code = w.code;
+  // The first %s of each pattern: the deadline, the knee, the concurrency, or nothing.
+  std::string first;
+  if (ranking == Ranking::kFewestMeetingDeadline) first = Duration(base.constraints.deadline_s);
+  if (ranking == Ranking::kFastestAboveKnee) {
+    first = second_tier ? Say("%.0f%%", kScalingKnee * 100)
+                        : Say("%.0f%% (this setup: %.0f%%)", kScalingKnee * 100,
+                              f.scaling_efficiency * 100);
   }
-  std::string& code = choice->rank_code;
-  std::string& why = choice->rank_reason;
-  switch (ranking) {
-    case Ranking::kFewestMeetingDeadline:
-      code = "fewest_cards_meeting_deadline";
-      why = "the fewest cards that finish within the deadline of " +
-            Duration(base.constraints.deadline_s) + ": " + cards + run;
-      return;
-    case Ranking::kFastestAboveKnee:
-      if (second_tier) {
-        code = "fewest_cards_below_knee";
-        why = "no setup keeps scaling efficiency above " + Int(kScalingKnee * 100) +
-              "%: the fewest cards, " + cards + run;
-      } else {
-        code = "fastest_above_knee";
-        why = "the fastest setup within max_gpus whose scaling efficiency (" +
-              Int(f.scaling_efficiency * 100) + "%) stays above " + Int(kScalingKnee * 100) +
-              "%: " + cards + run;
-      }
-      return;
-    case Ranking::kFewestThenCheapest:
-    case Ranking::kCheapestPerToken:
-      if (second_tier) {
-        code = "unpriced_after_priced";
-        why =
-            "the catalog has no price for this card (give usd_per_gpu_hour): ranked after "
-            "every priced card" +
-            std::string(serving ? ", by count: " : " of its count: ") + cards +
-            (serving ? std::string(", ") + per_mtok : run);
-      } else if (serving) {
-        code = "cheapest_per_million_tokens";
-        why = std::string("the lowest cost per million output tokens ") +
-              (base.workload.mode == InferenceMode::kOffline
-                   ? "at maximum throughput"
-                   : "for " + Int(D(base.workload.concurrency)) +
-                         " concurrent requests at the latency targets") +
-              ": " + cards + ", " + per_mtok;
-      } else {
-        code = "fewest_cards_then_cost";
-        why =
-            "the fewest cards that fit with headroom, then the lowest cost for the run: " + cards +
-            run;
-      }
-      return;
-    case Ranking::kTime:
-      code = "fastest";
-      why = (serving ? "the lowest time per output token: " : "the shortest run: ") + cards + run;
-      return;
-    case Ranking::kCost:
-      code = "cheapest";
-      why = (serving ? std::string("the lowest cost per million tokens: ") + per_mtok + ", "
-                     : std::string("the lowest cost for the run: ")) +
-            cards + run;
-      return;
-    case Ranking::kPower:
-      code = "lowest_power";
-      why = "the lowest board power, then speed: " + cards + run;
-      return;
-    case Ranking::kCount:
-      code = "fewest_cards";
-      why = "the fewest cards, then speed: " + cards + run;
-      return;
-  }
+  const bool online_priced =
+      ranking == Ranking::kCheapestPerToken && serving && !offline && !second_tier;
+  if (online_priced) first = Say("%lld", static_cast<long long>(base.workload.concurrency));
+  choice->rank_reason = first.empty() ? Say(w.pattern, setup.c_str(), "")
+                                      : Say(w.pattern, first.c_str(), setup.c_str());
 }
 
 }  // namespace gpuplan::plan_search

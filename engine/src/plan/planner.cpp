@@ -4,6 +4,7 @@
 // issue #15): a card per row, each with why it is where it is.
 #include "plan/planner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -166,18 +167,31 @@ PlanResult Plan(const Request& base_request, const std::vector<GpuSpec>& cards,
     if (cs.best) {
       if (ranking == Ranking::kFastestAboveKnee) AddFewestCards(base, g, c, options, &cs, &out);
       plan_search::Label(base, ranking, &*cs.best);
-      out.recommendations.push_back(*cs.best);
+      out.recommendations.push_back(std::move(*cs.best));
     } else {
       out.rejected.push_back(plan_search::RejectionFor(base, g, cs));
     }
     searches.emplace(g.id, std::move(cs));
   }
-  std::stable_sort(out.recommendations.begin(), out.recommendations.end(),
-                   [](const PlanChoice& a, const PlanChoice& b) {
-                     if (plan_search::Better(a.key, b.key)) return true;
-                     if (plan_search::Better(b.key, a.key)) return false;
-                     return a.request.gpu.id < b.request.gpu.id;  // deterministic tie-break
-                   });
+  // Ordered by index, by insertion: a few dozen cards, and sorting PlanChoices by value (or
+  // std::sort's instantiations) would add kilobytes to the page's download (measured with
+  // --profiling-funcs: 10 KB of code).
+  const auto& recs = out.recommendations;
+  const auto before = [&recs](size_t i, size_t j) {
+    if (plan_search::Better(recs[i].key, recs[j].key)) return true;
+    if (plan_search::Better(recs[j].key, recs[i].key)) return false;
+    return recs[i].request.gpu.id < recs[j].request.gpu.id;  // deterministic tie-break
+  };
+  std::vector<size_t> order;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    auto at = order.begin();
+    while (at != order.end() && !before(i, *at)) ++at;
+    order.insert(at, i);
+  }
+  std::vector<PlanChoice> sorted;
+  sorted.reserve(order.size());
+  for (size_t i : order) sorted.push_back(std::move(out.recommendations[i]));
+  out.recommendations = std::move(sorted);
   for (PlanChoice& choice : out.recommendations) {
     choice.almost_fits = plan_search::AlmostFitFor(
         base, ranking, searches.at(choice.request.gpu.id), choice, out.recommendations);

@@ -53,6 +53,11 @@ struct CardSearch {
   int64_t evaluated = 0;
 };
 
+/// printf into a string (messages: one pattern is far less code than concatenations).
+std::string Say(const char* pattern, ...) __attribute__((format(printf, 1, 2)));
+/// "2.3 hours" or "4.5 days".
+std::string Duration(double seconds);
+
 /// Records a checked setup of `count` cards: the closest miss overall and per count.
 void Track(CardSearch* cs, const Request& q, const FitCheck& f, int64_t count);
 
