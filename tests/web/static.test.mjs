@@ -35,7 +35,7 @@ test('every text the page names has English and Chinese words', async () => {
   }
   // Every rank code the engine can send (issue #15) is worded in both languages.
   const reasons = readFileSync(new URL('../../engine/src/plan/plan_reasons.cpp', import.meta.url), 'utf8');
-  const codes = [...reasons.matchAll(/\bcode = "([a-z_]+)"/g)].map((m) => m[1]);
+  const codes = [...reasons.matchAll(/(?:Wording\{|return \{)"([a-z_]+)"/g)].map((m) => m[1]);
   assert.ok(codes.length >= 9, `only ${codes.length} rank codes found in plan_reasons.cpp`);
   for (const code of codes) keys.add(`rank_${code}`);
   const missing = [];

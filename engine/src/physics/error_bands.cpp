@@ -9,7 +9,7 @@
 namespace gpuplan {
 
 // Printed by `gpuplan validate tests/reference/memory_cases.json tests/reference/perf_cases.json`
-// (engine 0.2.0, catalog 2026.11.1, 2026-11-30): the published measurements of
+// (engine 0.3.0, catalog 2026.11.1, 2026-12-01): the published measurements of
 // ../shared/dev-cases, each with its source. tests/unit/error_bands_test.cpp recomputes them
 // from the same cases and fails when the engine has moved away from these figures.
 const std::vector<ErrorBand>& ErrorBands() {
