@@ -2,7 +2,8 @@
 // Properties every answer keeps, over a few hundred random but valid requests across the
 // shipped catalog (fixed seed, so a failure reproduces): nothing rejected or non-finite, the
 // total is the sum of its parts, fits agrees with the headroom rule and the reasons, levers
-// always save memory, and request_normalized reproduces the answer.
+// always save memory, bands contain their figure, and request_normalized reproduces the
+// answer.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -47,6 +48,8 @@ class RandomRequests {
       req["precision"] = {{"weights", Pick<std::string>({"bf16", "fp8", "int8", "awq_int4", "nf4",
                                                          "gguf_q4_k_m", "gguf_q8_0"})},
                           {"kv_cache", Pick<std::string>({"bf16", "fp8"})}};
+      // vLLM's decode band lies wholly on one side of 1: its figures test the band rule.
+      if (Pick<bool>({false, true})) req["framework"] = "vllm";
     } else {
       req["workload"] = {{"kind", kind},
                          {"micro_batch", Pick<int>({1, 2, 8})},
@@ -104,6 +107,13 @@ TEST(Properties, HoldOnRandomRequests) {
     for (const auto& lever : r["levers"]) {
       EXPECT_GT(lever["saved_bytes"].get<double>(), 0) << lever.dump();
       EXPECT_LT(lever["total_bytes"].get<double>(), total) << lever.dump();
+      EXPECT_GE(lever["time_factor"].get<double>(), 0) << lever.dump();
+    }
+    // The contract: every band contains its figure, low <= value <= high.
+    for (const auto& [ptr, band] : r["bands"].items()) {
+      const double v = r.at(Json::json_pointer(ptr)).get<double>();
+      EXPECT_LE(band["low"].get<double>(), v * (1 + 1e-12)) << ptr << " in " << req.dump();
+      EXPECT_GE(band["high"].get<double>(), v * (1 - 1e-12)) << ptr << " in " << req.dump();
     }
     if (i % 10 == 0) {
       const Json again = testing::Result(r["request_normalized"]);
