@@ -63,14 +63,40 @@ TEST(PlanPruning, MatchesTheFullSearchOnRandomRequests) {
       req["workload"]["global_batch"] = 64;
       req["workload"]["micro_batch"] = 1;
     }
+    // A third carry a deadline or a budget (their filters and the deadline ranking), and
+    // some reach 48 cards (counts of 3 x 2^k nodes, where the default batch is rounded).
+    if (i % 3 == 1) req["constraints"]["deadline_s"] = 86400.0 * (1 << (i % 5));
+    if (i % 3 == 2) req["constraints"]["budget_usd"] = 50.0 * (1 << (i % 6));
+    if (i % 4 == 3) req["constraints"]["max_gpus"] = 48;
     const Request r = Parse(req);
     const PlanResult pruned = Plan(r, cards, {true});
     const PlanResult full = Plan(r, cards, {false});
     ASSERT_EQ(pruned.recommendations.size(), full.recommendations.size()) << req.dump();
     for (size_t k = 0; k < full.recommendations.size(); ++k) {
-      EXPECT_EQ(Describe(pruned.recommendations[k]), Describe(full.recommendations[k]))
-          << req.dump();
+      const PlanChoice& a = pruned.recommendations[k];
+      const PlanChoice& b = full.recommendations[k];
+      EXPECT_EQ(Describe(a), Describe(b)) << req.dump();
+      // What the answer says beside its setup is the same too.
+      EXPECT_EQ(a.rank_reason, b.rank_reason) << req.dump();
+      EXPECT_EQ(a.almost_fits.has_value(), b.almost_fits.has_value()) << req.dump();
+      if (a.almost_fits && b.almost_fits) {
+        EXPECT_EQ(a.almost_fits->count, b.almost_fits->count) << req.dump();
+        EXPECT_EQ(a.almost_fits->levers.size(), b.almost_fits->levers.size()) << req.dump();
+      }
+      EXPECT_EQ(a.fewest_cards.has_value(), b.fewest_cards.has_value()) << req.dump();
+      if (a.fewest_cards && b.fewest_cards) {
+        EXPECT_EQ(a.fewest_cards->count, b.fewest_cards->count) << req.dump();
+      }
       ++compared;
+    }
+    ASSERT_EQ(pruned.rejected.size(), full.rejected.size()) << req.dump();
+    for (size_t k = 0; k < full.rejected.size(); ++k) {
+      EXPECT_EQ(pruned.rejected[k].code, full.rejected[k].code) << req.dump();
+      EXPECT_EQ(pruned.rejected[k].reason, full.rejected[k].reason) << req.dump();
+    }
+    ASSERT_EQ(pruned.advice.size(), full.advice.size()) << req.dump();
+    for (size_t k = 0; k < full.advice.size(); ++k) {
+      EXPECT_EQ(pruned.advice[k].message, full.advice[k].message) << req.dump();
     }
     pruned_evaluations += pruned.setups_evaluated;
     full_evaluations += full.setups_evaluated;

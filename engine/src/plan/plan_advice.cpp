@@ -5,11 +5,16 @@
 #include <cstdio>
 
 #include "core/units.h"
+#include "physics/reliability.h"
 #include "plan/batch_defaults.h"
 #include "plan/search.h"
 
 namespace gpuplan::plan_search {
 namespace {
+
+int64_t MaxGpus(const Request& r) {
+  return r.constraints.max_gpus > 0 ? r.constraints.max_gpus : 64;
+}
 
 // Seed 000's order of remedies when memory is a little short: a smaller batch (or sequence),
 // then recomputation, a loss that does not hold all logits, a lighter optimizer; sharding and
@@ -57,19 +62,20 @@ std::optional<Lever> BiggerCard(const Request& setup, int64_t count,
   return std::nullopt;
 }
 
-}  // namespace
-
-namespace {
-
-// Whether the smaller setup, once it fits, would still answer the request.
-bool MeetsConstraints(const Request& base, const Request& setup) {
-  if (!setup.workload.IsTraining()) return true;
-  const TrainingPerf t = EstimateTraining(setup, CountParams(setup.model));
+// Whether the smaller setup, once a lever slowing it by `time_factor` makes it fit, still
+// answers the request: its wall-clock time with interruptions within the deadline (the
+// search's own rule) and its cost within the budget.
+bool MeetsConstraints(const Request& base, const Request& setup, double time_factor) {
   const Constraints& k = base.constraints;
-  if (k.deadline_s > 0 && t.time_s > k.deadline_s) return false;
+  if (k.deadline_s <= 0 && k.budget_usd <= 0) return true;
+  const TrainingPerf t = EstimateTraining(setup, CountParams(setup.model));
+  const double factor = time_factor > 0 ? time_factor : 1;
+  const double wall =
+      (t.time_s + EstimateReliability(setup, CountParams(setup.model), t).expected_lost_s) * factor;
+  if (k.deadline_s > 0 && wall > k.deadline_s) return false;
   const double price = PricePerGpuHour(setup);
   return k.budget_usd <= 0 ||
-         (price >= 0 && price * D(setup.parallel.gpus) * t.time_s / 3600 <= k.budget_usd);
+         (price >= 0 && price * D(setup.parallel.gpus) * t.time_s * factor / 3600 <= k.budget_usd);
 }
 
 }  // namespace
@@ -77,15 +83,19 @@ bool MeetsConstraints(const Request& base, const Request& setup) {
 std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, const CardSearch& cs,
                                       const PlanChoice& choice,
                                       const std::vector<PlanChoice>& others) {
-  // Where the fastest setup leads, fewer cards would not rank higher.
-  if (ranking == Ranking::kTime || ranking == Ranking::kFastestAboveKnee) return std::nullopt;
+  // Where the fastest setup leads, fewer cards would not rank higher. Serving is left out: its
+  // misses are judged at one sequence, not at the requested concurrency.
+  if (ranking == Ranking::kTime || ranking == Ranking::kFastestAboveKnee ||
+      !base.workload.IsTraining()) {
+    return std::nullopt;
+  }
   const double cap = choice.request.gpu.memory_bytes;
   // "Misses by little": within the headroom, or 10% of the card when the headroom is smaller.
   const double slack = std::max(choice.request.headroom, 0.1);
   for (const auto& [count, miss] : cs.misses) {  // fewest cards first
     if (count >= choice.count) break;
     if (!miss.setup || miss.need > cap * (1 + slack)) continue;
-    if (!MeetsConstraints(base, *miss.setup)) continue;
+    if (!MeetsConstraints(base, *miss.setup, 1)) continue;
     AlmostFit a;
     a.setup = *miss.setup;
     a.count = count;
@@ -95,6 +105,12 @@ std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, cons
     std::vector<Lever> levers = MemoryLevers(a.setup, miss.total);
     if (auto bigger = BiggerCard(a.setup, count, others)) levers.push_back(*bigger);
     a.levers = InSeedOrder(std::move(levers));
+    a.levers.erase(std::remove_if(a.levers.begin(), a.levers.end(),
+                                  [&](const Lever& l) {
+                                    return l.code != "bigger_card" &&
+                                           !MeetsConstraints(base, a.setup, l.time_factor);
+                                  }),
+                   a.levers.end());
     if (!a.levers.empty()) return a;
   }
   return std::nullopt;
@@ -139,11 +155,12 @@ void AdviseScale(const Request& base, Ranking ranking, const PlanChoice& top,
             static_cast<long long>(f.count), Duration(f.time_s).c_str()),
         "/constraints/deadline_s"});
   }
-  // Seed 000's "keep it in one machine" is worth saying of a job that is done in weeks; a
-  // run of months inside one node wants more of them instead.
+  // Seed 000's "keep it in one machine" is worth saying of a job that is done in weeks, and of
+  // a job whose cards work together (serving replicas of one card each cross no link).
   constexpr double kMonth = 30 * 86400.0;
   const bool long_run = training && top.figures.time_s > kMonth;
-  if (top.count > 1 && top.count <= g.gpus_per_node && !long_run) {
+  const bool together = training || top.request.parallel.gpus > 1;
+  if (top.count > 1 && top.count <= g.gpus_per_node && !long_run && together) {
     advice->push_back(Note{"keep_inside_one_node",
                            {{"count", D(top.count)}, {"gpus_per_node", D(g.gpus_per_node)}},
                            Say("the job fits inside one %s server (%lld of %lld slots): keep it "
@@ -151,15 +168,23 @@ void AdviseScale(const Request& base, Ranking ranking, const PlanChoice& top,
                                g.name.c_str(), static_cast<long long>(top.count),
                                static_cast<long long>(g.gpus_per_node))});
   }
-  if (long_run) {
-    advice->push_back(
-        Note{"long_run",
-             {{"count", D(top.count)}, {"time_s", top.figures.time_s}},
-             Say("the first option runs %s on %lld cards: a larger "
-                 "constraints.max_gpus or a deadline shortens it",
-                 Duration(top.figures.time_s).c_str(), static_cast<long long>(top.count)),
-             "/constraints/max_gpus"});
-  }
+  // A long run says what would shorten it: more cards where the count limit binds the fastest
+  // setup, a deadline where the fewest cards were chosen; nothing when the user set a deadline
+  // (the run meets it) or the scaling knee stopped the count.
+  if (!long_run || base.constraints.deadline_s > 0) return;
+  const int64_t largest = PlanCounts(MaxGpus(base), g.gpus_per_node).back();
+  const bool count_binds = ranking == Ranking::kFastestAboveKnee && top.count >= largest;
+  if (ranking == Ranking::kFastestAboveKnee && !count_binds) return;
+  advice->push_back(Note{
+      "long_run",
+      {{"count", D(top.count)}, {"time_s", top.figures.time_s}},
+      count_binds ? Say("the first option runs %s on all %lld cards max_gpus allows: a larger "
+                        "constraints.max_gpus shortens it",
+                        Duration(top.figures.time_s).c_str(), static_cast<long long>(top.count))
+                  : Say("the first option runs %s on the fewest cards, %lld: a deadline "
+                        "(constraints.deadline_s) trades cards for time",
+                        Duration(top.figures.time_s).c_str(), static_cast<long long>(top.count)),
+      count_binds ? "/constraints/max_gpus" : "/constraints/deadline_s"});
 }
 
 void AdviseModelParallel(const Request& base, const PlanResult& out, std::vector<Note>* advice) {

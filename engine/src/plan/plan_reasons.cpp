@@ -40,11 +40,17 @@ PlanRejection MemoryRejection(const Request& base, const GpuSpec& g, const CardS
   const bool known = !std::isinf(cs.closest_need);
   const std::string need =
       known ? Say("%.1f GiB", cs.closest_need / kGiB) : "more than the card holds";
+  // Serving splits a replica over one server at most (tensor parallel inside a node).
+  const std::string where =
+      base.workload.IsTraining()
+          ? Say("on up to %.0f cards", MaxGpus(base))
+          : Say("on one server of %lld (a replica's tensor parallel stays inside a node)",
+                static_cast<long long>(std::min<int64_t>(8, g.gpus_per_node)));
   return {g.id,
           "exceeds_memory",
-          Say("does not fit on up to %.0f cards: the closest setup needs %s per GPU with %.0f%% "
-              "headroom, the card has %.1f GiB",
-              MaxGpus(base), need.c_str(), base.headroom * 100, g.memory_bytes / kGiB),
+          Say("does not fit %s: the closest setup needs %s per GPU with %.0f%% headroom, the card "
+              "has %.1f GiB",
+              where.c_str(), need.c_str(), base.headroom * 100, g.memory_bytes / kGiB),
           {{"need_bytes", known ? cs.closest_need : -1},
            {"capacity_bytes", g.memory_bytes},
            {"max_gpus", MaxGpus(base)}},
@@ -80,23 +86,27 @@ PlanRejection DeadlineRejection(const Request& base, const GpuSpec& g, const Car
                                           {"count", D(cs.fastest_fit_count)},
                                           {"deadline_s", deadline},
                                           {"global_batch", batch}};
-  if (cs.batch_blocked_count > cs.fastest_fit_count) {
-    return {g.id, "batch_limits_data_parallel",
-            Say("the global batch of %.0f sequences cannot be spread over more cards: %s; a "
-                "larger /workload/global_batch lets more cards help",
-                batch, fastest.c_str()),
-            params, "/workload/global_batch"};
-  }
   // Even with no loss at all, the deadline needs the compute of this many cards.
   const double needed = std::ceil(cs.one_gpu_bound_s / deadline);
-  if (needed > D(cs.largest_count)) {
+  params["cards_needed_at_least"] = needed;
+  if (needed > D(cs.largest_count) || cs.fastest_fit_count >= cs.largest_count) {
     params["max_gpus"] = MaxGpus(base);
-    params["cards_needed_at_least"] = needed;
     return {g.id, "exceeds_max_gpus",
-            Say("meeting the deadline needs at least %.0f cards even with perfect scaling, more "
-                "than max_gpus %.0f; %s",
-                needed, MaxGpus(base), fastest.c_str()),
+            needed > D(cs.largest_count)
+                ? Say("meeting the deadline needs at least %.0f cards even with perfect scaling, "
+                      "more than max_gpus %.0f; %s",
+                      needed, MaxGpus(base), fastest.c_str())
+                : Say("the fastest setup uses all the cards max_gpus %.0f allows: %s; more cards "
+                      "would be faster",
+                      MaxGpus(base), fastest.c_str()),
             params, "/constraints/max_gpus"};
+  }
+  if (cs.batch_blocked_count > cs.fastest_fit_count) {
+    return {g.id, "batch_limits_data_parallel",
+            Say("the global batch of %.0f sequences is smaller than the data-parallel ranks of "
+                "more cards: %s; a larger /workload/global_batch lets more cards help",
+                batch, fastest.c_str()),
+            params, "/workload/global_batch"};
   }
   return {g.id, "misses_deadline",
           fastest + "; more cards are slower here (communication outgrows the compute)", params,
@@ -115,13 +125,14 @@ PlanRejection RejectionFor(const Request& base, const GpuSpec& g, const CardSear
   const bool unpriced = std::isinf(cs.cheapest_in_time_usd);
   return {g.id,
           "over_budget",
-          unpriced ? Say("%s has no price to check the budget against (give usd_per_gpu_hour)",
+          unpriced ? Say("%s has no price to check the budget against (give "
+                         "pricing.usd_per_gpu_hour)",
                          g.name.c_str())
                    : Say("the cheapest setup that fits%s costs %s, over the budget of %s",
                          base.constraints.deadline_s > 0 ? " and meets the deadline" : "",
                          Usd(cs.cheapest_in_time_usd).c_str(), Usd(budget).c_str()),
           {{"cheapest_usd", unpriced ? -1 : cs.cheapest_in_time_usd}, {"budget_usd", budget}},
-          unpriced ? "/usd_per_gpu_hour" : "/constraints/budget_usd"};
+          unpriced ? "/pricing/usd_per_gpu_hour" : "/constraints/budget_usd"};
 }
 
 namespace {
@@ -135,7 +146,8 @@ Wording Words(Ranking ranking, bool serving, bool second_tier, bool offline) {
   switch (ranking) {
     case Ranking::kFewestMeetingDeadline:
       return {"fewest_cards_meeting_deadline",
-              "the fewest cards that finish within the deadline of %s: %s"};
+              "the fewest of this card that finish within the deadline of %s (cards ranked by "
+              "the run's cost): %s"};
     case Ranking::kFastestAboveKnee:
       return second_tier ? Wording{"fewest_cards_below_knee",
                                    "no setup keeps scaling efficiency above %s: the fewest "
@@ -147,10 +159,12 @@ Wording Words(Ranking ranking, bool serving, bool second_tier, bool offline) {
     case Ranking::kCheapestPerToken:
       if (second_tier) {
         return {"unpriced_after_priced",
-                serving ? "the catalog has no price for this card (give usd_per_gpu_hour): "
-                          "ranked after every priced card, by count: %s%s"
-                        : "the catalog has no price for this card (give usd_per_gpu_hour): "
-                          "ranked after every priced card of its count: %s%s"};
+                serving ? "the catalog has no price for this card (give "
+                          "pricing.usd_per_gpu_hour): ranked after every priced card, by count: "
+                          "%s%s"
+                        : "the catalog has no price for this card (give "
+                          "pricing.usd_per_gpu_hour): ranked after every priced card of its "
+                          "count: %s%s"};
       }
       if (!serving) {
         return {"fewest_cards_then_cost",

@@ -36,11 +36,20 @@ void ApplySetup(Request* r, int64_t n, const TrainingSetup& s) {
 }
 
 // Micro-batch / accumulation pairs that make up the global batch on dp ranks, smallest
-// micro-batch first.
+// micro-batch first. A batch the request gave, and a fine-tuning recipe's (tuned with its
+// learning rate), are kept exactly: a count they do not divide is not tried. Pretraining's
+// default is a token budget that published runs vary (Llama 3 went from 4M to 16M tokens), so
+// it rounds to the nearest whole number of sequences per rank: 24 nodes of 8 run 960 or 1,152
+// sequences rather than being skipped.
+bool Flexible(const Workload& w) { return !w.batch_given && w.kind == WorkloadKind::kPretrain; }
+
 std::vector<std::pair<int64_t, int64_t>> BatchOptions(const Workload& w, int64_t dp) {
   std::vector<std::pair<int64_t, int64_t>> out;
-  for (int64_t mb = 1; mb * dp <= w.global_batch; mb *= 2) {
-    if (w.global_batch % (mb * dp) == 0) out.emplace_back(mb, w.global_batch / (mb * dp));
+  const int64_t per_rank = !Flexible(w)
+                               ? (w.global_batch % dp == 0 ? w.global_batch / dp : 0)
+                               : static_cast<int64_t>(std::llround(D(w.global_batch) / D(dp)));
+  for (int64_t mb = 1; mb <= per_rank; mb *= 2) {
+    if (per_rank % mb == 0) out.emplace_back(mb, per_rank / mb);
   }
   return out;
 }
@@ -152,7 +161,11 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
   const int64_t dp = n / (tp * pp);
   const auto batches = BatchOptions(base.workload, dp);
   if (batches.empty()) {
-    cs->batch_blocked_count = std::max(cs->batch_blocked_count, n);
+    // Only a batch smaller than the ranks limits the count; one it does not divide does not.
+    const Workload& w = base.workload;
+    if (Flexible(w) ? 2 * w.global_batch < dp : w.global_batch < dp) {
+      cs->batch_blocked_count = std::max(cs->batch_blocked_count, n);
+    }
     return;
   }
   std::vector<int64_t> zeros = dp > 1 ? std::vector<int64_t>{0, 1, 2, 3} : std::vector<int64_t>{0};
@@ -204,7 +217,9 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
     const TrainingPerf one = EstimateTraining(s.q, c);
     s.peak_eff = one.peak_flops * one.efficiency;
     cs.one_gpu_bound_s =
-        request.workload.tokens * TrainingFlopsPerToken(s.q, c).model_per_token / s.peak_eff;
+        s.peak_eff > 0
+            ? request.workload.tokens * TrainingFlopsPerToken(s.q, c).model_per_token / s.peak_eff
+            : 0;
   }
   const int64_t max_gpus = request.constraints.max_gpus > 0 ? request.constraints.max_gpus : 64;
   std::vector<int64_t> counts = PlanCounts(max_gpus, g.gpus_per_node);
