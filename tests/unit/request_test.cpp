@@ -113,6 +113,24 @@ TEST(Request, HfConfigMissingFieldsNameTheirPath) {
   EXPECT_TRUE(HasPath(env, "/model/hf_config/vocab_size"));
 }
 
+TEST(Request, HfConfigLayersAreBoundedLikeAnExplicitModel) {
+  // A fuzzed config.json with 2^24 layers made a plan take 11 s (tests/fuzz/plan/): the count
+  // is bounded at 100,000 like an explicit model's `layers`, with an error naming the field.
+  Json req = Minimal();
+  req["model"] = {{"hf_config",
+                   {{"model_type", "llama"},
+                    {"hidden_size", 64},
+                    {"num_hidden_layers", 16777216},
+                    {"num_attention_heads", 1},
+                    {"vocab_size", 1},
+                    {"intermediate_size", 1}}}};
+  const Json env = Envelope(req);
+  ASSERT_FALSE(env["ok"].get<bool>());
+  EXPECT_TRUE(HasPath(env, "/model/hf_config/num_hidden_layers"));
+  req["model"]["hf_config"]["num_hidden_layers"] = 100000;
+  EXPECT_TRUE(Envelope(req)["ok"].get<bool>());
+}
+
 TEST(Request, ExplicitParamsAreChecked) {
   Json req = Minimal();
   req["model"] = {{"layers", 32},        {"hidden", 4096},        {"heads", 32},

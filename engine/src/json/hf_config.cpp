@@ -388,7 +388,9 @@ std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string
   ModelSpec m;
   ReadFamily(config, nested, path, ctx, r, &m, warnings);
   m.hidden = r.Int({"hidden_size", "n_embd", "n_embed", "d_model"}, true).value_or(0);
-  m.layers = r.Int({"num_hidden_layers", "n_layer", "num_layers"}, true).value_or(0);
+  // The same bound as an explicit model's `layers`: the largest published models have a few
+  // hundred, and a count in the millions would make every setup a plan tries cost seconds.
+  m.layers = r.Int({"num_hidden_layers", "n_layer", "num_layers"}, true, 1, 100000).value_or(0);
   m.heads = r.Int({"num_attention_heads", "n_head"}, true).value_or(0);
   m.vocab = r.Int({"vocab_size"}, true).value_or(0);
   if (r.failed()) return std::nullopt;

@@ -112,13 +112,12 @@ ParamCounts CountParams(const ModelSpec& m) {
                 (m.embedding_norm ? NormParams(m, m.hidden) : 0);
   c.lm_head = m.tied_embeddings ? 0 : m.vocab * m.hidden;
   c.final_norm = m.final_norm ? NormParams(m, m.hidden) : 0;
-  for (int64_t i = 0; i < m.layers; ++i) {
-    if (m.IsMoeLayer(i)) {
-      ++c.moe_layers;
-    } else {
-      ++c.dense_layers;
+  if (m.IsMoe()) {
+    for (int64_t i = 0; i < m.layers; ++i) {
+      if (m.IsMoeLayer(i)) ++c.moe_layers;
     }
   }
+  c.dense_layers = m.layers - c.moe_layers;  // a dense model's count without a loop
   c.dense_layer = CountLayer(m, false);
   if (m.IsMoe()) c.moe_layer = CountLayer(m, true);
   c.total = c.embedding + c.lm_head + c.final_norm + c.dense_layers * c.dense_layer.Total() +

@@ -266,9 +266,12 @@ int64_t LoraParams(const ModelSpec& m, const LoraTargets& t, int64_t rank) {
     per_layer_moe = attn + m.moe.shared_experts * mlp(m.moe.shared_intermediate) +
                     (t.experts ? m.moe.experts * mlp(m.moe.expert_intermediate) : 0);
   }
-  int64_t total = 0;
-  for (int64_t i = 0; i < m.layers; ++i) {
-    total += m.IsMoeLayer(i) ? per_layer_moe : per_layer_dense;
+  int64_t total = m.layers * per_layer_dense;
+  if (m.IsMoe()) {
+    total = 0;
+    for (int64_t i = 0; i < m.layers; ++i) {
+      total += m.IsMoeLayer(i) ? per_layer_moe : per_layer_dense;
+    }
   }
   if (t.lm_head) total += pair(h, m.vocab);
   return total;
