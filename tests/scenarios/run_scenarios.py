@@ -201,7 +201,7 @@ def check_rec(rec, exp, label):
         if not in_range(v, exp[name]):
             fail(f"{name} = {fmt_num(v)}{unit}, expected in {exp[name]}")
 
-    def maxi(name, value_fn, unit=""):
+    def bound(name, value_fn, unit, upper):
         if name not in exp:
             return
         try:
@@ -209,19 +209,15 @@ def check_rec(rec, exp, label):
         except Missing as e:
             fail(f"{name} {exp[name]}: cannot tell ({e})")
             return
-        if v > exp[name]:
-            fail(f"{name.replace('_max', '')} = {fmt_num(v)}{unit}, expected <= {exp[name]}")
+        if (v > exp[name]) if upper else (v < exp[name]):
+            shown = name.replace("_max", "") if upper else name.replace("_min", "")
+            fail(f"{shown} = {fmt_num(v)}{unit}, expected {'<=' if upper else '>='} {exp[name]}")
+
+    def maxi(name, value_fn, unit=""):
+        bound(name, value_fn, unit, upper=True)
 
     def mini(name, value_fn, unit=""):
-        if name not in exp:
-            return
-        try:
-            v = value_fn()
-        except Missing as e:
-            fail(f"{name} {exp[name]}: cannot tell ({e})")
-            return
-        if v < exp[name]:
-            fail(f"{name.replace('_min', '')} = {fmt_num(v)}{unit}, expected >= {exp[name]}")
+        bound(name, value_fn, unit, upper=False)
 
     def member(name, value_fn):
         if name not in exp:
