@@ -33,9 +33,28 @@ TEST(TrainingState, Seed001ThirteenBWithoutMasterCopy) {
   // Seed 001: a 13B model in fp16 with Adam = 26 GB weights + 26 GB gradients + 104 GB Adam
   // = 156 GB, which leaves out the fp32 master copy. Llama 2 13B has 13,015,864,320
   // parameters: 12 bytes each = 156.19e9 bytes.
+  // The seed's 104 GB of Adam are fp32 moments: optimizer_states fp32.
+  Json req = FullFinetune("llama-2-13b", 1, 0);
+  req["precision"] = {{"master_weights", "none"}, {"optimizer_states", "fp32"}};
+  EXPECT_NEAR(TrainingState(Result(req)) / 1e9, 156.0, 0.25);
+}
+
+TEST(TrainingState, PureSixteenBitKeepsMomentsInTheParametersDtype) {
+  // The contract's default without a master copy: torch.optim creates AdamW's moments with
+  // zeros_like(param) (torch/optim/adamw.py, _init_group), so pure-bf16 training keeps 2 x 2
+  // bytes of moments: 2 + 2 + 4 = 8 bytes per parameter, 104.13e9 bytes for Llama 2 13B's
+  // 13,015,864,320. bf16 moments named explicitly give the same.
   Json req = FullFinetune("llama-2-13b", 1, 0);
   req["precision"] = {{"master_weights", "none"}};
-  EXPECT_NEAR(TrainingState(Result(req)) / 1e9, 156.0, 0.25);
+  const Json r = Result(req);
+  EXPECT_NEAR(TrainingState(r), 8 * 13015864320.0, 1e3);
+  EXPECT_EQ(r["request_normalized"]["precision"]["optimizer_states"], "param");
+  req["precision"] = {{"master_weights", "none"}, {"optimizer_states", "bf16"}};
+  EXPECT_NEAR(TrainingState(Result(req)), 8 * 13015864320.0, 1e3);
+  // With the fp32 master copy the default stays fp32 moments (16 bytes per parameter).
+  EXPECT_EQ(Result(FullFinetune("llama-2-13b", 1,
+                                0))["request_normalized"]["precision"]["optimizer_states"],
+            "fp32");
 }
 
 TEST(TrainingState, MixedPrecisionAdamIsSixteenBytesPerParameter) {

@@ -320,6 +320,22 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
     out->warnings.push_back(
         Unused("/precision/quantize_lm_head", "applies to int8 and the 4-bit formats"));
   }
+  // The contract's default: fp32 moments beside an fp32 master copy; without one, the
+  // parameter's dtype (torch.optim creates its state with zeros_like(param)). A stack's own
+  // rule (Megatron's and DeepSpeed's fp32 states) stands when the request names none.
+  const bool pure = req.precision.master == MasterWeights::kNone;
+  const bool training = req.workload.IsTraining();
+  const std::string states =
+      training ? r.EnumOr("optimizer_states", pure ? "param" : "fp32", {"fp32", "bf16", "param"})
+               : r.Enum("optimizer_states", {"fp32", "bf16", "param"}).value_or("");
+  if (!training && r.Has("optimizer_states")) {
+    out->warnings.push_back(Unused("/precision/optimizer_states", "is read by training only"));
+  }
+  if (training && (r.Has("optimizer_states") || pure)) {
+    req.training.optimizer_states = states == "bf16"   ? StateDtype::kBf16
+                                    : states == "fp32" ? StateDtype::kFp32
+                                                       : StateDtype::kParam;
+  }
   if (req.workload.IsPeft()) {
     req.precision.adapters_fp32 = r.EnumOr("adapters", "fp32", {"fp32", "bf16"}) == "fp32";
   } else if (r.Has("adapters")) {
@@ -333,9 +349,29 @@ void ReadTechniques(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   MemoryTechniques& t = req.techniques;
   Json& norm = out->normalized["memory_techniques"];
   Fields r(v, "/memory_techniques", ctx, &norm);
-  const std::string rc = r.EnumOr("recompute", "selective", {"none", "selective", "full"});
-  t.recompute =
-      rc == "full" ? Recompute::kFull : (rc == "none" ? Recompute::kNone : Recompute::kSelective);
+  const std::string rc = r.EnumOr("recompute", "selective",
+                                  {"none", "selective", "full", "op_selective", "every_n_layers"});
+  for (Recompute k : {Recompute::kNone, Recompute::kSelective, Recompute::kFull,
+                      Recompute::kOpSelective, Recompute::kEveryNLayers}) {
+    if (rc == Name(k)) t.recompute = k;
+  }
+  if (t.recompute == Recompute::kEveryNLayers) {
+    if (!r.Has("recompute_every")) {
+      ctx.Error("missing_field", "/memory_techniques/recompute_every",
+                "every_n_layers needs recompute_every: every n-th block is recomputed");
+    }
+    t.recompute_every = r.Int("recompute_every", 1, 1 << 20).value_or(1);
+  } else if (r.Has("recompute_every")) {
+    r.Int("recompute_every", 1, 1 << 20);
+    out->warnings.push_back(
+        Unused("/memory_techniques/recompute_every", "is read only with every_n_layers"));
+  }
+  if (req.workload.IsTraining()) {
+    req.training.compile = r.BoolOr("compile", false);
+  } else if (r.Has("compile")) {
+    r.Bool("compile");
+    out->warnings.push_back(Unused("/memory_techniques/compile", "is read by training only"));
+  }
   // FlashAttention 2 needs Ampere or later; older cards fall back to attention that
   // materialises the score matrix unless the user says otherwise.
   const std::string& gen = req.gpu.generation;
@@ -383,6 +419,55 @@ void ReadTechniques(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   }
 }
 
+// parallel.pp_schedule and virtual_stages (contract, second round): the stack's schedule
+// unless the request names one.
+void ReadSchedule(Fields* r, const ReadContext& ctx, ParsedRequest* out) {
+  const Pipeline stack = StackOf(out->request).training.pipeline;
+  const char* const kNames[] = {"1f1b", "interleaved", "gpipe"};
+  const std::string schedule = r->EnumOr("pp_schedule", kNames[static_cast<int>(stack.schedule)],
+                                         {"1f1b", "interleaved", "gpipe"});
+  Pipeline p = stack;
+  p.schedule = schedule == "interleaved" ? PipelineSchedule::kInterleaved
+               : schedule == "gpipe"     ? PipelineSchedule::kGpipe
+                                         : PipelineSchedule::k1F1B;
+  const bool interleaved = p.schedule == PipelineSchedule::kInterleaved;
+  if (interleaved) {
+    p.virtual_stages =
+        r->IntOr("virtual_stages", std::max<int64_t>(2, stack.virtual_stages), 1, 1 << 12);
+    const int64_t layers = out->request.model.layers;
+    const int64_t chunks = out->request.parallel.pp * p.virtual_stages;
+    if (layers > 0 && chunks > layers) {
+      ctx.Error("invalid_combination", "/parallel/virtual_stages",
+                "pp x virtual_stages (" + std::to_string(chunks) + ") exceeds the model's " +
+                    std::to_string(layers) + " layers");
+    }
+  } else if (r->Has("virtual_stages")) {
+    r->Int("virtual_stages", 1, 1 << 12);
+    out->warnings.push_back(
+        Unused("/parallel/virtual_stages", "is read only with pp_schedule interleaved"));
+    p.virtual_stages = 1;
+  }
+  if (r->Has("pp_schedule") || r->Has("virtual_stages")) out->request.training.pipeline = p;
+}
+
+// parallel.overlap: each flag the request gives replaces the stack's.
+void ReadOverlap(const Json* v, const std::string& path, const ReadContext& ctx,
+                 ParsedRequest* out) {
+  const Overlap stack = StackOf(out->request).training.overlap;
+  Json& norm = out->normalized["parallel"]["overlap"];
+  Fields r(v, path, ctx, &norm);
+  TrainingOverrides& o = out->request.training;
+  const auto flag = [&](const char* key, bool standing, std::optional<bool>* into) {
+    const bool given = r.Has(key);
+    const bool value = r.BoolOr(key, standing);
+    if (given) *into = value;
+  };
+  flag("tp_comm", stack.tp_comm, &o.tp_comm_overlap);
+  flag("grad_reduce", stack.grad_reduce, &o.grad_reduce_overlap);
+  flag("param_gather", stack.param_gather, &o.param_gather_overlap);
+  r.RejectUnknown();
+}
+
 void ReadParallel(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   Parallel& p = out->request.parallel;
   Fields r(v, "/parallel", ctx, &out->normalized["parallel"]);
@@ -397,6 +482,17 @@ void ReadParallel(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   p.zero = static_cast<int>(
       r.IntOr("zero", fw != nullptr && dp > 1 ? fw->layouts.default_zero : 0, 0, 3));
   p.sequence_parallel = r.BoolOr("sequence_parallel", false);
+  // The schedule and the overlap are training's; a serving request that gives them is told.
+  if (out->request.workload.IsTraining()) {
+    ReadSchedule(&r, ctx, out);
+    ReadOverlap(r.Raw("overlap"), r.PathOf("overlap"), ctx, out);
+  } else {
+    for (const char* key : {"pp_schedule", "virtual_stages", "overlap"}) {
+      if (!r.Has(key)) continue;
+      r.Accept(key);
+      out->warnings.push_back(Unused(r.PathOf(key), "is read by training only"));
+    }
+  }
   r.RejectUnknown();
 }
 

@@ -293,9 +293,7 @@ Json SetupJson(const Request& q) {
           {"zero", p.zero},
           {"micro_batch", q.workload.micro_batch},
           {"grad_accum", q.workload.grad_accum},
-          {"recompute", q.techniques.recompute == Recompute::kFull
-                            ? "full"
-                            : (q.techniques.recompute == Recompute::kNone ? "none" : "selective")}};
+          {"recompute", std::string(Name(q.techniques.recompute))}};
 }
 
 Json AlmostFitJson(const std::optional<AlmostFit>& a) {
@@ -339,9 +337,7 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
            {"zero", p.zero},
            {"sequence_parallel", p.sequence_parallel}}},
          {"memory_techniques",
-          {{"recompute", q.techniques.recompute == Recompute::kFull
-                             ? "full"
-                             : (q.techniques.recompute == Recompute::kNone ? "none" : "selective")},
+          {{"recompute", std::string(Name(q.techniques.recompute))},
            {"flash_attention", q.techniques.flash_attention},
            {"chunked_loss", q.techniques.chunked_loss}}},
          {"micro_batch", q.workload.IsTraining() ? Json(q.workload.micro_batch) : Json(nullptr)},

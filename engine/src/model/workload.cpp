@@ -49,6 +49,10 @@ std::string_view Name(Recompute r) {
       return "selective";
     case Recompute::kFull:
       return "full";
+    case Recompute::kOpSelective:
+      return "op_selective";
+    case Recompute::kEveryNLayers:
+      return "every_n_layers";
   }
   return "none";
 }

@@ -12,7 +12,14 @@ namespace gpuplan {
 
 enum class WorkloadKind { kPretrain, kFullFinetune, kLora, kQlora, kInference };
 enum class InferenceMode { kOnline, kOffline };
-enum class Recompute { kNone, kSelective, kFull };
+/// What is recomputed in backward (contract: memory_techniques.recompute).
+enum class Recompute {
+  kNone,
+  kSelective,     ///< Megatron's: the attention core (Korthikanti et al. 2022)
+  kFull,          ///< every block from its input
+  kOpSelective,   ///< torchtitan's op-level policy: matmul outputs but every second, attention
+  kEveryNLayers,  ///< every n-th block fully recomputed (recompute_every), the rest kept
+};
 enum class MasterWeights { kFp32, kNone };
 enum class Optimizer {
   kAdamW,
@@ -83,6 +90,7 @@ struct MemoryTechniques {
   bool chunked_loss = false;
   int64_t loss_chunks = 8;  ///< chunks of a chunked loss (torchtune CEWithChunkedOutputLoss: 8)
   bool optimizer_in_backward = false;
+  int64_t recompute_every = 0;  ///< kEveryNLayers: n
 };
 
 /// Host-side facts used for host RAM checks (contract: host).

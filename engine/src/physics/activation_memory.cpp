@@ -2,6 +2,7 @@
 // Activations on one GPU of a stage: what training saves for backward (layers, in-flight
 // micro-batches, logits and loss), and serving's transient prefill working set and logits.
 #include <algorithm>
+#include <iterator>
 
 #include "physics/stage.h"
 
@@ -101,6 +102,38 @@ double InFlight(const Pipeline& pipe, int64_t pp, int64_t stage, int64_t micro_b
   return D(std::min(pp - stage, m));
 }
 
+// torchtitan's op-level selective checkpointing (`_apply_ac_to_transformer_block`, mode
+// "selective", option "op" in parallelize_llama.py) saves, per block, the outputs of the
+// save-listed ops: attention (sdpa, with its logsumexp) and every matmul but every second one
+// in forward order (q, k, v, o, then gate, up, down, or fc1, fc2: q, v, gate and down are
+// kept), plus the block's input that recomputation starts from. Pointwise ops (norms, RoPE,
+// the activation) are recomputed. Bytes per token of one layer.
+double OpSelectiveLayerBytes(const ModelSpec& m, const Parallel& p, double a, bool moe) {
+  const double tp = D(p.tp);
+  const double rep_div = p.sequence_parallel ? tp : 1;
+  const double width = moe ? D(m.moe.experts_per_token * m.moe.expert_intermediate +
+                               m.moe.shared_experts * m.moe.shared_intermediate)
+                           : D(m.intermediate);
+  const bool gated = m.mlp == MlpKind::kGated;
+  // Matmul outputs in order; every second one is recomputed.
+  const double outputs[] = {D(m.QueryWidth()) / tp,
+                            D(m.KeyWidth()) / tp,
+                            D(m.ValueWidth()) / tp,
+                            D(m.hidden),
+                            width / tp,
+                            gated ? width / tp : D(m.hidden),
+                            gated ? D(m.hidden) : 0};
+  double kept = 0;
+  for (size_t i = 0; i < std::size(outputs); i += 2) kept += outputs[i];
+  const double attention = D(m.AttnOutWidth()) / tp;
+  const double logsumexp = D(m.heads) / tp * 4 / a;  // fp32, in units of a-byte elements
+  return a * (D(m.hidden) / rep_div + kept + attention + logsumexp);
+}
+
+// Every n-th block is fully recomputed (torchtitan's layer-frequency option counts blocks from
+// one and wraps those whose count is a multiple of n): of `count` blocks, count / n.
+int64_t RecomputedBlocks(int64_t count, int64_t every) { return every > 0 ? count / every : 0; }
+
 double LoraActivationBytes(const Stage& s, double tokens) {
   // LoRA keeps x @ A (rank wide) for each adapted linear.
   const Workload& w = s.in.workload;
@@ -153,6 +186,24 @@ double TrainingActivationBytes(const Stage& s, const Detail& d, double* offloade
     stored = D(l.Count()) * tokens * a * D(m.hidden) / rep_div;
     working = std::max(l.dense > 0 ? layer(dense_t, true) : 0, l.moe > 0 ? layer(moe_t, true) : 0) +
               lora_extra;
+  } else if (tech.recompute == Recompute::kOpSelective) {
+    stored = (D(l.dense) * OpSelectiveLayerBytes(m, p, a, false) +
+              D(l.moe) * OpSelectiveLayerBytes(m, p, a, true)) *
+                 tokens +
+             D(l.Count()) * lora_extra;
+    // Backward recomputes one block's unsaved ops at a time.
+    working = std::max(l.dense > 0 ? layer(dense_t, true) : 0, l.moe > 0 ? layer(moe_t, true) : 0);
+  } else if (tech.recompute == Recompute::kEveryNLayers) {
+    // The recomputed blocks keep their input; the others keep everything (no recomputation).
+    const int64_t full = RecomputedBlocks(l.Count(), tech.recompute_every);
+    const double kept_share = l.Count() > 0 ? D(l.Count() - full) / D(l.Count()) : 0;
+    const double rep_div = p.sequence_parallel ? D(p.tp) : 1;
+    stored = kept_share * (D(l.dense) * layer(dense_t, true) + D(l.moe) * layer(moe_t, true)) +
+             D(full) * tokens * a * D(m.hidden) / rep_div + D(l.Count()) * lora_extra;
+    if (full > 0) {
+      working =
+          std::max(l.dense > 0 ? layer(dense_t, true) : 0, l.moe > 0 ? layer(moe_t, true) : 0);
+    }
   } else {
     stored = D(l.dense) * layer(dense_t, keep_scores) + D(l.moe) * layer(moe_t, keep_scores) +
              D(l.Count()) * lora_extra;

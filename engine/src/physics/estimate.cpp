@@ -51,9 +51,10 @@ MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail) 
   RuntimeOptions runtime = r.runtime;
   if (r.calibration.allocator_slack >= 0) runtime.allocator_slack = r.calibration.allocator_slack;
   const StackProfile& stack = StackOf(r);
+  const TrainingPolicy training = TrainingPolicyOf(r);
   const MemoryInput in{
-      r.model, c,       r.workload,     r.precision,  r.optimizer, r.techniques,        safe,
-      r.gpu,   runtime, stack.training, stack.engine, with_detail, r.calibration.memory};
+      r.model, c,       r.workload, r.precision,  r.optimizer, r.techniques,        safe,
+      r.gpu,   runtime, training,   stack.engine, with_detail, r.calibration.memory};
   return EstimateMemory(in);
 }
 

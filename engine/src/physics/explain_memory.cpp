@@ -8,6 +8,24 @@
 namespace gpuplan {
 namespace {
 
+std::string RecomputeWords(const MemoryTechniques& t) {
+  switch (t.recompute) {
+    case Recompute::kFull:
+      return "full recomputation keeps only each layer's input, plus one layer during backward";
+    case Recompute::kSelective:
+      return "selective recomputation re-runs the attention core only";
+    case Recompute::kOpSelective:
+      return "op-level selective checkpointing (torchtitan) keeps attention's output and every "
+             "other matmul's (q, v, gate, down), recomputing the rest";
+    case Recompute::kEveryNLayers:
+      return "every " + std::to_string(t.recompute_every) +
+             "-th layer is fully recomputed (its input kept), the others keep every tensor";
+    case Recompute::kNone:
+      break;
+  }
+  return "no recomputation: every saved tensor of every layer is kept";
+}
+
 using text::D;
 
 using Explains = std::map<std::string, Explanation>;
@@ -75,11 +93,7 @@ void ExplainActivations(const Request& r, const Estimate& e, Explains* out) {
         {r.techniques.flash_attention ? "flash attention keeps no s^2 scores, only a logsumexp"
                                       : "without flash attention the softmax output (a x s^2 "
                                         "per sequence) is kept unless recomputed",
-         r.techniques.recompute == Recompute::kFull
-             ? "full recomputation keeps only each layer's input, plus one layer during backward"
-             : (r.techniques.recompute == Recompute::kSelective
-                    ? "selective recomputation re-runs the attention core only"
-                    : "no recomputation: every saved tensor of every layer is kept"),
+         RecomputeWords(r.techniques),
          r.techniques.chunked_loss
              ? "chunked loss: 16-bit logits kept, one chunk upcast to fp32 at a time"
              : "the logits are upcast to fp32 for the loss, and fp32 log-probabilities kept"}};

@@ -137,12 +137,31 @@ TrainingFlops TrainingFlopsPerToken(const Request& r, const ParamCounts& c) {
   const double adapters = peft ? D(LoraParams(m, w.lora_targets, w.lora_rank)) : 0;
   f.model_per_token = (peft ? 4 : 6) * f.matmul_params + 6 * adapters + 3 * attention_fwd;
   f.hardware_per_token = f.model_per_token;
-  if (r.techniques.recompute == Recompute::kFull) {
-    f.hardware_per_token += 2 * f.matmul_params + attention_fwd;  // one more forward
-  } else if (r.techniques.recompute == Recompute::kSelective && !r.techniques.flash_attention) {
+  const Recompute rc = r.techniques.recompute;
+  if (rc == Recompute::kFull || rc == Recompute::kEveryNLayers) {
+    // One more forward of the recomputed blocks.
+    f.hardware_per_token += RecomputedShare(r) * (2 * f.matmul_params + attention_fwd);
+  } else if (rc == Recompute::kSelective && !r.techniques.flash_attention) {
     f.hardware_per_token += attention_fwd;  // the attention core again
+  } else if (rc == Recompute::kOpSelective) {
+    // The unsaved matmuls again (k, o and up, or k, o and fc2: activation_memory.cpp's
+    // OpSelectiveLayerBytes); attention's output is kept.
+    const double width = m.IsMoe() ? D(m.moe.experts_per_token * m.moe.expert_intermediate +
+                                       m.moe.shared_experts * m.moe.shared_intermediate)
+                                   : D(m.intermediate);
+    const double per_layer =
+        D(m.hidden) * D(m.KeyWidth()) + D(m.AttnOutWidth()) * D(m.hidden) + D(m.hidden) * width;
+    f.hardware_per_token += 2 * D(m.layers) * per_layer;
   }
   return f;
+}
+
+double RecomputedShare(const Request& r) {
+  const MemoryTechniques& t = r.techniques;
+  if (t.recompute == Recompute::kFull) return 1;
+  if (t.recompute != Recompute::kEveryNLayers || r.model.layers <= 0) return 0;
+  const int64_t every = std::max<int64_t>(1, t.recompute_every);
+  return D(r.model.layers / every) / D(r.model.layers);
 }
 
 namespace {
@@ -232,7 +251,7 @@ void TensorParallelComm(const Request& r, const StepShape& s, TrainingPerf* out)
                    (p.tp <= g.gpus_per_node ? IntraNodeBandwidth(g) : InterNodeBandwidth(g, 1));
   if (p.tp > 1) {
     const double bytes = s.tokens_per_micro / D(p.cp) * D(r.model.hidden) * s.act_bytes;
-    const int calls = r.techniques.recompute == Recompute::kFull ? 6 : 4;
+    const double calls = 4 + 2 * RecomputedShare(r);  // a recomputed forward repeats its two
     t.tp_comm_s = D(s.micro_batches) * s.first_layers * calls *
                   AllReduceSeconds(bytes, p.tp, t.tp_bandwidth, SlowLink(g, p.tp));
   }
@@ -251,7 +270,7 @@ void ExpertParallelComm(const Request& r, const ParamCounts& c, const StepShape&
   if (p.ep > 1 && m.IsMoe() && c.moe_layers > 0) {
     const double tokens = s.tokens_per_micro / D(p.cp) / (p.sequence_parallel ? D(p.tp) : 1);
     const double bytes = tokens * D(m.moe.experts_per_token) * D(m.hidden) * s.act_bytes;
-    const int calls = r.techniques.recompute == Recompute::kFull ? 6 : 4;
+    const double calls = 4 + 2 * RecomputedShare(r);  // a recomputed forward repeats its two
     const double stage_moe_layers = std::ceil(D(c.moe_layers) / D(p.pp));
     t.ep_comm_s = D(s.micro_batches) * stage_moe_layers * calls *
                   AllToAllSeconds(bytes, p.ep, cal.interconnect * EpBandwidth(g, p),
@@ -446,7 +465,7 @@ double OptimizerStepSeconds(const Request& r, const ParamCounts& c, const Traini
 TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
   const Parallel& p = r.parallel;
   const GpuSpec& g = r.gpu;
-  const TrainingPolicy& policy = StackOf(r).training;
+  const TrainingPolicy policy = TrainingPolicyOf(r);
   TrainingPerf t;
   const StepShape s = ComputeAndBubble(r, c, policy, &t);
   TensorParallelComm(r, s, &t);

@@ -31,6 +31,9 @@ struct TrainingFlops {
   double hardware_per_token = 0;  ///< what the GPUs execute (recomputation included)
 };
 TrainingFlops TrainingFlopsPerToken(const Request& r, const ParamCounts& c);
+/// The share of blocks whose forward backward repeats in full: 1 for full recomputation,
+/// floor(L / n) / L for every n-th block, else 0.
+double RecomputedShare(const Request& r);
 
 /// A training step and the run.
 struct TrainingPerf {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,20 @@ struct Constraints {
   std::map<std::string, double> wait_s;  ///< expected queue per card id (wait or switch, M25)
 };
 
+/// What a request sets of its stack's training policy (contract, second round:
+/// precision.optimizer_states, memory_techniques.compile, parallel.pp_schedule,
+/// parallel.virtual_stages, parallel.overlap). Unset, the profile's value stands.
+struct TrainingOverrides {
+  std::optional<StateDtype> optimizer_states;
+  std::optional<Pipeline> pipeline;
+  std::optional<bool> tp_comm_overlap;
+  std::optional<bool> grad_reduce_overlap;
+  std::optional<bool> param_gather_overlap;
+  /// torch.compile: Inductor's min-cut partitioner recomputes pointwise ops instead of saving
+  /// them, so the eager extras (fp32 norm and RoPE copies, expanded K/V) are not kept.
+  bool compile = false;
+};
+
 /// One validated request with every default filled in.
 struct Request {
   ModelSpec model;
@@ -49,11 +64,29 @@ struct Request {
   double usd_per_gpu_hour = -1;    ///< price override (request's pricing); < 0 = the card's
   CalibrationFactors calibration;  ///< from a measured run (calibrate); all 1 = none
   const StackProfile* framework = nullptr;  ///< the request's `framework`; null = none named
+  TrainingOverrides training;               ///< the request's own policy settings
 };
 
 /// The policies the request runs under: its framework's, else plain PyTorch's.
 inline const StackProfile& StackOf(const Request& r) {
   return r.framework != nullptr ? *r.framework : PlainPytorch();
+}
+
+/// The training policy the request runs under: its stack's, with the request's settings.
+inline TrainingPolicy TrainingPolicyOf(const Request& r) {
+  TrainingPolicy p = StackOf(r).training;
+  const TrainingOverrides& o = r.training;
+  if (o.optimizer_states) p.optimizer_states = *o.optimizer_states;
+  if (o.pipeline) p.pipeline = *o.pipeline;
+  if (o.tp_comm_overlap) p.overlap.tp_comm = *o.tp_comm_overlap;
+  if (o.grad_reduce_overlap) p.overlap.grad_reduce = *o.grad_reduce_overlap;
+  if (o.param_gather_overlap) p.overlap.param_gather = *o.param_gather_overlap;
+  if (o.compile) {
+    p.saved.norm_fp32_copy = false;
+    p.saved.rope_fp32_copy = false;
+    p.saved.kv_expanded = false;
+  }
+  return p;
 }
 
 }  // namespace gpuplan
