@@ -66,7 +66,11 @@ const Options kTrainer = {"--model_name_or_path",
                           "--gradient_checkpointing",
                           "--max_steps"};
 // Megatron-LM (megatron/training/arguments.py).
-const Options kMegatron = {"--tensor-model-parallel-size",
+const Options kMegatron = {"--num-layers-per-virtual-pipeline-stage",
+                           "--tp-comm-overlap",
+                           "--overlap-grad-reduce",
+                           "--overlap-param-gather",
+                           "--tensor-model-parallel-size",
                            "--pipeline-model-parallel-size",
                            "--micro-batch-size",
                            "--global-batch-size",
@@ -263,6 +267,28 @@ TEST(Launch, MegatronGetsTheModelAndLayout) {
   EXPECT_EQ(ValueOf(cmd, "--global-batch-size"), "32");
   EXPECT_NE(cmd.find("--use-distributed-optimizer"), std::string::npos);
   EXPECT_NE(cmd.find("--sequence-parallel"), std::string::npos);
+}
+
+TEST(Launch, MegatronCarriesTheRequestsScheduleAndOverlap) {
+  // Interleaved 1F1B with 2 chunks per GPU over pp 2: 32 layers / (2 x 2) = 8 per virtual
+  // stage; the overlap flags the request set become Megatron-LM's own (the distributed
+  // optimizer's need ZeRO-1, i.e. --use-distributed-optimizer).
+  Json q = Training("megatron", 16, 1);
+  q["parallel"]["tp"] = 2;
+  q["parallel"]["pp"] = 2;
+  q["parallel"]["pp_schedule"] = "interleaved";
+  q["parallel"]["virtual_stages"] = 2;
+  q["parallel"]["overlap"] = {{"tp_comm", true}, {"grad_reduce", true}, {"param_gather", true}};
+  const std::string cmd = Launch(q)["command"];
+  ExpectDocumented(cmd, {&kTorchrun, &kMegatron});
+  EXPECT_EQ(ValueOf(cmd, "--num-layers-per-virtual-pipeline-stage"), "8");
+  for (const char* flag :
+       {"--tp-comm-overlap", "--overlap-grad-reduce", "--overlap-param-gather"}) {
+    EXPECT_NE(cmd.find(flag), std::string::npos) << flag;
+  }
+  // Not set by the request: not on the command line.
+  const std::string plain = Launch(Training("megatron", 16, 1))["command"];
+  EXPECT_EQ(plain.find("--overlap-grad-reduce"), std::string::npos);
 }
 
 TEST(Launch, MegatronCarriesContextAndExpertParallelism) {

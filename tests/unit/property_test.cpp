@@ -56,11 +56,22 @@ class RandomRequests {
                          {"seq_len", Pick<int>({512, 2048, 8192})},
                          {"grad_accum", Pick<int>({1, 4, 16})}};
       req["optimizer"] = Pick<std::string>({"adamw", "adamw_8bit", "sgd", "lion", "adafactor"});
+      const std::string rc =
+          Pick<std::string>({"none", "selective", "full", "op_selective", "every_n_layers"});
       req["memory_techniques"] = {
-          {"recompute", Pick<std::string>({"none", "selective", "full"})},
+          {"recompute", rc},
           {"chunked_loss", Pick<bool>({false, true})},
+          {"compile", Pick<bool>({false, true})},
           {"offload", Pick<std::string>({"none", "none", "optimizer", "optimizer_and_params"})}};
-      if (kind == "qlora") req["precision"] = {{"weights", "nf4"}};
+      if (rc == "every_n_layers")
+        req["memory_techniques"]["recompute_every"] = Pick<int>({1, 2, 3});
+      req["precision"] = {{"optimizer_states", Pick<std::string>({"fp32", "bf16", "param"})}};
+      if (pp > 1) {
+        req["parallel"]["pp_schedule"] = Pick<std::string>({"1f1b", "interleaved", "gpipe"});
+        req["parallel"]["overlap"] = {{"tp_comm", Pick<bool>({false, true})},
+                                      {"grad_reduce", Pick<bool>({false, true})}};
+      }
+      if (kind == "qlora") req["precision"]["weights"] = "nf4";
     }
     return req;
   }

@@ -221,6 +221,20 @@ Args MegatronArgs(const Request& r) {
       a.emplace_back("--recompute-num-layers", "1");
     }
   }
+  // What the request set of the schedule and the overlap, in Megatron-LM's flags
+  // (docs/source/api-guide/dist_optimizer.md; arguments.py).
+  const TrainingOverrides& o = r.training;
+  if (o.pipeline && o.pipeline->schedule == PipelineSchedule::kInterleaved && p.pp > 1) {
+    const int64_t v = std::max<int64_t>(1, o.pipeline->virtual_stages);
+    a.emplace_back("--num-layers-per-virtual-pipeline-stage", N(m.layers / (p.pp * v)));
+  }
+  if (o.tp_comm_overlap.value_or(false)) a.emplace_back("--tp-comm-overlap", "");
+  if (p.zero >= 1 && o.grad_reduce_overlap.value_or(false)) {
+    a.emplace_back("--overlap-grad-reduce", "");
+  }
+  if (p.zero >= 1 && o.param_gather_overlap.value_or(false)) {
+    a.emplace_back("--overlap-param-gather", "");
+  }
   return a;
 }
 
