@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace gpuplan::cli {
 namespace {
@@ -202,7 +203,9 @@ int Validate(const Engine& engine, const std::string& path, const std::string& c
       std::printf("%-58s not a case object with a request\n", where.c_str());
       continue;
     }
-    if (const std::optional<CaseResult> row = RunCase(engine, c, where)) {
+    if (std::optional<CaseResult> row = RunCase(engine, c, where)) {
+      const auto fitted = doc.find("fitted");
+      row->fitted = fitted != doc.end() && fitted->is_boolean() && fitted->get<bool>();
       all->push_back(*row);
       if (row->scored) errors.Add(*row);
     }
@@ -221,33 +224,85 @@ int Validate(const Engine& engine, const std::string& path, const std::string& c
 
 namespace {
 
-// Predicted / measured at the 5th and 95th percentiles (nearest rank), or the extremes when
-// fewer than 20 cases: what the estimate's range must cover.
+// Time kinds refit within their kind; every memory kind is one family (no constant fitted).
+std::string Family(const std::string& kind) {
+  return kind == "training" || kind == "decode" ? kind : "memory";
+}
+
+// Each case's log(predicted / measured) had its own source not been in the fit: for the fitted
+// time cases the fit's scale moves by the median log ratio of the other sources of the same
+// kind (as the leave-one-group-out report above); memory has nothing fitted.
+std::vector<double> LeaveOneSourceOut(const std::vector<const CaseResult*>& rows) {
+  std::map<std::pair<std::string, std::string>, std::vector<double>> logs;  // family, group
+  for (const CaseResult* r : rows) {
+    logs[{Family(r->kind), r->group}].push_back(std::log(r->predicted / r->measured));
+  }
+  std::vector<double> out;
+  for (const CaseResult* r : rows) {
+    const double own = std::log(r->predicted / r->measured);
+    if (!r->fitted) {
+      out.push_back(own);
+      continue;
+    }
+    std::vector<double> others;
+    for (const auto& [key, v] : logs) {
+      if (key.first == Family(r->kind) && key.second != r->group) {
+        others.insert(others.end(), v.begin(), v.end());
+      }
+    }
+    out.push_back(own - Median(others));
+  }
+  return out;
+}
+
+// The 5th and 95th percentiles of ratios (nearest rank), or the extremes under 20.
+std::pair<double, double> Ends(std::vector<double> ratios) {
+  if (ratios.empty()) return {1, 1};
+  std::sort(ratios.begin(), ratios.end());
+  const size_t n = ratios.size();
+  if (n < 20) return {ratios.front(), ratios.back()};
+  return {ratios[static_cast<size_t>(std::floor(0.05 * static_cast<double>(n - 1)))],
+          ratios[static_cast<size_t>(std::ceil(0.95 * static_cast<double>(n - 1)))]};
+}
+
+// Whether a band, widened to contain the figure as the estimate widens it, holds a case whose
+// prediction / measurement is `ratio`: measured = predicted / ratio in [v / hi, v / lo].
+bool Holds(std::pair<double, double> band, double ratio) {
+  return ratio >= std::min(band.first, 1.0) && ratio <= std::max(band.second, 1.0);
+}
+
+// A band of one kind (and framework) from its cases' leave-one-source-out ratios, and how
+// often it holds them: in sample, and with each source's band built from the others.
 Band BandOf(const std::string& kind, const std::string& framework,
-            const std::vector<const CaseResult*>& rows) {
+            const std::vector<const CaseResult*>& rows, const std::vector<double>& loso) {
   Band b;
   b.kind = kind;
   b.framework = framework;
   std::vector<double> ratios;
-  std::vector<double> logs;
+  std::vector<double> abs_logs;
   std::set<std::string> groups;
-  for (const CaseResult* r : rows) {
-    ratios.push_back(r->predicted / r->measured);
-    logs.push_back(std::fabs(std::log(r->predicted / r->measured)));
-    groups.insert(r->group);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ratios.push_back(std::exp(loso[i]));
+    abs_logs.push_back(std::fabs(loso[i]));
+    groups.insert(rows[i]->group);
   }
-  std::sort(ratios.begin(), ratios.end());
-  const size_t n = ratios.size();
-  b.cases = static_cast<int>(n);
+  b.cases = static_cast<int>(rows.size());
   b.groups = static_cast<int>(groups.size());
-  if (n >= 20) {
-    b.low = ratios[static_cast<size_t>(std::floor(0.05 * static_cast<double>(n - 1)))];
-    b.high = ratios[static_cast<size_t>(std::ceil(0.95 * static_cast<double>(n - 1)))];
-  } else if (n > 0) {
-    b.low = ratios.front();
-    b.high = ratios.back();
+  std::tie(b.low, b.high) = Ends(ratios);
+  b.median_abs = Median(abs_logs);
+  int held = 0;
+  for (const CaseResult* r : rows) held += Holds({b.low, b.high}, r->predicted / r->measured);
+  b.in_sample = rows.empty() ? 0 : static_cast<double>(held) / static_cast<double>(rows.size());
+  if (groups.size() < 2) return b;
+  held = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::vector<double> others;
+    for (size_t j = 0; j < rows.size(); ++j) {
+      if (rows[j]->group != rows[i]->group) others.push_back(ratios[j]);
+    }
+    held += Holds(Ends(others), ratios[i]);
   }
-  b.median_abs = Median(logs);
+  b.held_out = static_cast<double>(held) / static_cast<double>(rows.size());
   return b;
 }
 
@@ -294,30 +349,47 @@ std::string Num(const CaseResult& r, double v) {
 }  // namespace
 
 std::vector<Band> Bands(const std::vector<CaseResult>& all) {
-  std::map<std::string, std::vector<const CaseResult*>> by_kind;
-  std::map<std::pair<std::string, std::string>, std::vector<const CaseResult*>> by_framework;
+  std::vector<const CaseResult*> scored;
   for (const CaseResult& r : all) {
-    if (!r.scored || r.predicted <= 0 || r.measured <= 0 || r.kind == "kv_cache") continue;
-    by_kind[r.kind].push_back(&r);
-    if (!r.framework.empty()) by_framework[{r.kind, r.framework}].push_back(&r);
+    if (r.scored && r.predicted > 0 && r.measured > 0 && r.kind != "kv_cache") scored.push_back(&r);
+  }
+  const std::vector<double> loso = LeaveOneSourceOut(scored);
+  using Rows = std::pair<std::vector<const CaseResult*>, std::vector<double>>;
+  std::map<std::string, Rows> by_kind;
+  std::map<std::pair<std::string, std::string>, Rows> by_framework;
+  for (size_t i = 0; i < scored.size(); ++i) {
+    const CaseResult& r = *scored[i];
+    by_kind[r.kind].first.push_back(&r);
+    by_kind[r.kind].second.push_back(loso[i]);
+    if (r.framework.empty()) continue;
+    by_framework[{r.kind, r.framework}].first.push_back(&r);
+    by_framework[{r.kind, r.framework}].second.push_back(loso[i]);
   }
   std::vector<Band> out;
   out.reserve(by_kind.size() + by_framework.size());
-  for (const auto& [kind, rows] : by_kind) out.push_back(BandOf(kind, "", rows));
+  for (const auto& [kind, rows] : by_kind) out.push_back(BandOf(kind, "", rows.first, rows.second));
   for (const auto& [key, rows] : by_framework) {
-    if (rows.size() >= 5) out.push_back(BandOf(key.first, key.second, rows));
+    if (rows.first.size() >= 5) {
+      out.push_back(BandOf(key.first, key.second, rows.first, rows.second));
+    }
   }
   return out;
 }
 
 void PrintBands(const std::vector<CaseResult>& all) {
-  std::printf("\n%-10s %-14s %6s %7s %12s %12s %14s\n", "band", "framework", "cases", "groups",
-              "pred/meas lo", "pred/meas hi", "median |log|");
+  std::printf("\n%-10s %-14s %6s %7s %12s %12s %14s %10s %10s\n", "band", "framework", "cases",
+              "groups", "pred/meas lo", "pred/meas hi", "median |log|", "holds", "held out");
   for (const Band& b : Bands(all)) {
-    std::printf("%-10s %-14s %6d %7d %12.4f %12.4f %13.1f%%\n", b.kind.c_str(),
+    char held_out[16] = "n/a";
+    if (b.held_out >= 0) std::snprintf(held_out, sizeof held_out, "%.0f%%", 100 * b.held_out);
+    std::printf("%-10s %-14s %6d %7d %12.4f %12.4f %13.1f%% %9.0f%% %10s\n", b.kind.c_str(),
                 b.framework.empty() ? "(all)" : b.framework.c_str(), b.cases, b.groups, b.low,
-                b.high, 100 * b.median_abs);
+                b.high, 100 * b.median_abs, 100 * b.in_sample, held_out);
   }
+  std::printf(
+      "(bands from each case's leave-one-source-out ratio; \"holds\": the share of "
+      "cases whose measurement the band holds; \"held out\": the same with each "
+      "source's band built from the other sources only)\n");
 }
 
 std::string AccuracyPage(const std::vector<CaseResult>& all, std::string_view engine_version,
@@ -334,15 +406,22 @@ std::string AccuracyPage(const std::vector<CaseResult>& all, std::string_view en
        "estimate with the setup the source describes. <a href=\"./\">Back to the planner</a>.</p>\n"
     << "<h2>Error bands</h2>\n<p>The range the planner shows around a figure: the predicted / "
        "measured ratios of that kind of figure, 5th to 95th percentile (the extremes below 20 "
-       "cases). A framework with 5 cases or more has its own.</p>\n"
+       "cases), each case's ratio taken leave-one-source-out (as if its source had not been in "
+       "the fit). A framework with 5 cases or more has its own. <em>Holds</em>: the share of the "
+       "cases whose measurement the band holds; <em>held out</em>: the same when each source's "
+       "band is built from the other sources only, what a band holds on data it has not "
+       "seen.</p>\n"
     << "<div class=\"table-wrap\"><table><thead><tr><th>figure</th><th>framework</th>"
-       "<th>cases</th><th>groups</th><th>low</th><th>high</th><th>median |error|</th></tr>"
-       "</thead><tbody>\n";
+       "<th>cases</th><th>groups</th><th>low</th><th>high</th><th>median |error|</th>"
+       "<th>holds</th><th>held out</th></tr></thead><tbody>\n";
   for (const Band& b : Bands(all)) {
     h << "<tr><td>" << Escape(b.kind) << "</td><td>"
       << Escape(b.framework.empty() ? "all" : b.framework) << "</td><td>" << b.cases << "</td><td>"
       << b.groups << "</td><td>" << Pct(b.low) << "</td><td>" << Pct(b.high) << "</td><td>"
-      << Pct(std::exp(b.median_abs)) << "</td></tr>\n";
+      << Pct(std::exp(b.median_abs)) << "</td><td>" << std::lround(100 * b.in_sample)
+      << "%</td><td>"
+      << (b.held_out < 0 ? std::string("n/a") : std::to_string(std::lround(100 * b.held_out)) + "%")
+      << "</td></tr>\n";
   }
   h << "</tbody></table></div>\n";
   std::map<std::string, std::vector<const CaseResult*>> groups;
