@@ -131,6 +131,31 @@ TEST(Request, HfConfigLayersAreBoundedLikeAnExplicitModel) {
   EXPECT_TRUE(Envelope(req)["ok"].get<bool>());
 }
 
+TEST(Request, AStatedParamCountSelectsTheOnlyArchitectureThatExplainsIt) {
+  // 2 layers, hidden 64, 4 heads, MLP 256, vocab 1,000. Worked by hand: attention 4 x 64 x 64
+  // = 16,384 per layer; a plain MLP 2 x 64 x 256 = 32,768 with two layer norms (2 x 2 x 64 =
+  // 256): 49,408 per layer, 98,816 for two; embedding and untied head 2 x 64,000; final norm
+  // 128: 226,944. The default (gated MLP 3 x 64 x 256 = 49,152, RMS norms) gives 259,392, tied
+  // plain 162,944, tied gated 195,392: only plain and untied explains 226,944.
+  Json req = Minimal();
+  req["model"] = {{"layers", 2},   {"hidden", 64},        {"heads", 4},
+                  {"vocab", 1000}, {"intermediate", 256}, {"params", 226944}};
+  const Json r = Result(req);
+  EXPECT_EQ(r["model"]["params_total"], 226944);
+  EXPECT_EQ(r["request_normalized"]["model"]["mlp"], "plain");
+  EXPECT_EQ(r["request_normalized"]["model"]["tied_embeddings"], false);
+  bool told = false;
+  for (const auto& w : r["warnings"]) told = told || w["code"] == "params_select_architecture";
+  EXPECT_TRUE(told);
+  // A choice the request made is kept: a gated MLP stated keeps the mismatch and its warning.
+  req["model"]["mlp"] = "gated";
+  const Json kept = Result(req);
+  EXPECT_EQ(kept["model"]["params_total"], 259392);
+  bool mismatch = false;
+  for (const auto& w : kept["warnings"]) mismatch = mismatch || w["code"] == "params_mismatch";
+  EXPECT_TRUE(mismatch);
+}
+
 TEST(Request, ExplicitParamsAreChecked) {
   Json req = Minimal();
   req["model"] = {{"layers", 32},        {"hidden", 4096},        {"heads", 32},

@@ -410,8 +410,65 @@ std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string
   return m;
 }
 
+namespace {
+
+// A declared parameter count that the architecture as given misses by more than 1%, but that
+// exactly one of the choices the request left to their defaults explains (a plain or gated
+// MLP, with the intermediate width and norm that go with it; tied or untied embeddings),
+// selects that choice (issue #16 item 6). Several or none: the architecture's count stands and
+// the estimate warns (params_mismatch).
+void ExplainDeclaredParams(const Fields& r, ModelSpec* m, Json* normalized,
+                           std::vector<Note>* warnings) {
+  if (m->declared_params <= 0) return;
+  const auto off = [&](const ModelSpec& v) {
+    const double total = static_cast<double>(CountParams(v).total);
+    return std::fabs(total - static_cast<double>(v.declared_params)) /
+           static_cast<double>(v.declared_params);
+  };
+  if (off(*m) <= 0.01) return;
+  std::vector<ModelSpec> fits;
+  for (const MlpKind mlp : {MlpKind::kGated, MlpKind::kPlain}) {
+    if (r.Has("mlp") && mlp != m->mlp) continue;
+    for (const bool tied : {false, true}) {
+      if (r.Has("tied_embeddings") && tied != m->tied_embeddings) continue;
+      ModelSpec v = *m;
+      v.mlp = mlp;
+      v.tied_embeddings = tied;
+      if (!r.Has("intermediate") && mlp != m->mlp) {
+        v.intermediate =
+            std::min(kMaxDim, mlp == MlpKind::kPlain ? 4 * v.hidden : (8 * v.hidden) / 3);
+      }
+      if (!r.Has("norm") && mlp != m->mlp) {
+        v.norm = mlp == MlpKind::kGated ? NormKind::kRms : NormKind::kLayer;
+      }
+      if (off(v) <= 0.01) fits.push_back(v);
+    }
+  }
+  if (fits.size() != 1) return;
+  *m = fits.front();
+  if (normalized != nullptr) {
+    (*normalized)["mlp"] = m->mlp == MlpKind::kGated ? "gated" : "plain";
+    (*normalized)["tied_embeddings"] = m->tied_embeddings;
+    (*normalized)["intermediate"] = m->intermediate;
+    (*normalized)["norm"] = m->norm == NormKind::kRms ? "rms" : "layer";
+  }
+  if (warnings != nullptr) {
+    warnings->push_back(Note{"params_select_architecture",
+                             {{"declared", static_cast<double>(m->declared_params)},
+                              {"derived", static_cast<double>(CountParams(*m).total)}},
+                             std::string("only one architecture matches the stated params: a ") +
+                                 (m->mlp == MlpKind::kGated ? "gated" : "plain") + " MLP with " +
+                                 (m->tied_embeddings ? "tied" : "untied") +
+                                 " embeddings, which is used",
+                             "/model/params"});
+  }
+}
+
+}  // namespace
+
 std::optional<ModelSpec> ModelFromExplicit(const Json& model, const std::string& path,
-                                           const ReadContext& ctx, Json* normalized) {
+                                           const ReadContext& ctx, Json* normalized,
+                                           std::vector<Note>* warnings) {
   Fields r(&model, path, ctx, normalized);
   ModelSpec m;
   m.family = "explicit";
@@ -481,6 +538,7 @@ std::optional<ModelSpec> ModelFromExplicit(const Json& model, const std::string&
     return std::nullopt;
   }
   if (!SizeIsSane(m, path, ctx)) return std::nullopt;
+  ExplainDeclaredParams(r, &m, normalized, warnings);
   return m;
 }
 

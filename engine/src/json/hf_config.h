@@ -18,8 +18,10 @@ namespace gpuplan::json_io {
 std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string& path,
                                            const ReadContext& ctx, std::vector<Note>* warnings);
 
-/// Builds a ModelSpec from the contract's explicit numbers, writing the normalised copy.
+/// Builds a ModelSpec from the contract's explicit numbers, writing the normalised copy. A stated
+/// `params` that exactly one defaulted choice explains selects it, with a warning.
 std::optional<ModelSpec> ModelFromExplicit(const Json& model, const std::string& path,
-                                           const ReadContext& ctx, Json* normalized);
+                                           const ReadContext& ctx, Json* normalized,
+                                           std::vector<Note>* warnings = nullptr);
 
 }  // namespace gpuplan::json_io

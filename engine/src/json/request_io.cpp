@@ -72,7 +72,9 @@ void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& c
     r.RejectUnknown();
     return;
   }
-  if (auto spec = ModelFromExplicit(*model, "/model", ctx, &norm)) req.model = std::move(*spec);
+  if (auto spec = ModelFromExplicit(*model, "/model", ctx, &norm, &out->warnings)) {
+    req.model = std::move(*spec);
+  }
 }
 
 LoraTargets ParseTargets(const Json* v, Fields* r, const ReadContext& ctx, Json* norm) {
