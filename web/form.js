@@ -1,7 +1,7 @@
 // The six-line form: the page state its fields hold (state.js turns it into the request and the
 // share link), the fields each purpose shows, and each error marked on the field it names.
 import { t } from './i18n.js';
-import { calibrationState, kDefaults, kTraining } from './state.js';
+import { calibrationState, kDefaults, kOverlap, kTraining } from './state.js';
 import { el, errorLine } from './render.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -19,6 +19,10 @@ export function setState(next, problem) {
 
 // The form field each engine path belongs to, so an error names what the user typed into.
 const kFieldOfPath = [
+  ['/precision/optimizer_states', 'optimizer_states'], ['/memory_techniques/compile', 'compile'],
+  ['/memory_techniques/recompute', 'recompute'], ['/memory_techniques/recompute_every', 'recompute_every'],
+  ['/parallel/pp_schedule', 'pp_schedule'], ['/parallel/virtual_stages', 'virtual_stages'],
+  ...kOverlap.map((k) => [`/parallel/overlap/${k}`, `overlap_${k}`]),
   ['/workload/seq_len', 'seq_len'], ['/workload/tokens', 'tokens'],
   ['/workload/prompt_tokens', 'prompt_tokens'], ['/workload/output_tokens', 'output_tokens'],
   ['/workload/concurrency', 'concurrency'], ['/workload/kind', 'kind'],
@@ -46,6 +50,8 @@ export function showErrors(list) {
     const input = id && document.getElementById(id);
     let label = '';
     if (input) {
+      const box = input.closest('details');
+      if (box) box.open = true;  // the advanced group opens on the field an error names
       input.setAttribute('aria-invalid', 'true');
       input.setAttribute('aria-describedby', 'errors');
       label = `${document.querySelector(`label[for="${id}"]`)?.textContent ?? id} — `;
@@ -87,6 +93,8 @@ export function showRelevant() {
     d.hidden = (d.dataset.for === 'training') !== training;
   }
   $('#col-time').textContent = training ? t('col_time') : t('col_throughput');
+  $('#recompute_every_row').hidden = state.recompute !== 'every_n_layers';
+  $('#virtual_stages_row').hidden = state.pp_schedule !== 'interleaved';
 }
 
 // The defaults the engine applied (request_normalized), shown where the field is empty: the
@@ -103,6 +111,23 @@ export function showDefaults(normalized) {
       : t('global_batch_in_tokens', (gb * w.seq_len).toLocaleString('en'));
   const h = normalized?.headroom;
   $('#headroom_pct').placeholder = Number.isFinite(h) ? String(Math.round(h * 1000) / 10) : '20';
+  // The advanced group's "engine default" choices name the value the engine used (a stack's own
+  // where one is chosen) while they are the choice: otherwise the answer holds the user's value.
+  const p = normalized?.parallel ?? {};
+  const named = (id, v, word = v) => {
+    $(`#${id}`).options[0].textContent = v == null || state[id] ? t('engine_default') : t('engine_default_is', word);
+  };
+  const states = normalized?.precision?.optimizer_states;
+  named('optimizer_states', states, states === 'param' ? t('opt_param') : states);
+  const rc = normalized?.memory_techniques?.recompute;
+  named('recompute', rc, rc && t(`rc_${rc}`));
+  named('pp_schedule', p.pp_schedule, p.pp_schedule === 'interleaved' ? t('pp_interleaved')
+    : { '1f1b': '1F1B', gpipe: 'GPipe' }[p.pp_schedule]);
+  $('#virtual_stages').placeholder = p.virtual_stages > 1 ? String(p.virtual_stages) : '2';
+  for (const k of kOverlap) {
+    const v = p.overlap?.[k];
+    named(`overlap_${k}`, typeof v === 'boolean' ? v : null, t(v ? 'ov_on' : 'ov_off'));
+  }
 }
 
 // Switching the batch's unit keeps its meaning: the number typed is converted with the

@@ -10,6 +10,8 @@ export const kDefaults = Object.freeze({
   vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '', cal_slack: '',
   cal_on: '', waits: '', fleet: '', framework: '', rps: '', prompt_p95: '', output_p95: '', prefix_hit: '',
   global_batch: '', global_batch_unit: '', headroom_pct: '', chunked_loss: '',
+  optimizer_states: '', compile: '', recompute: '', recompute_every: '', pp_schedule: '',
+  virtual_stages: '', overlap_tp_comm: '', overlap_grad_reduce: '', overlap_param_gather: '',
 });
 
 // The explicit-architecture fields (the contract's model numbers); layers turns them on.
@@ -21,7 +23,11 @@ export const kTraining = ['pretrain', 'full_finetune', 'lora', 'qlora'];
 const kNumbers = [...kArchitecture, 'cal_compute', 'cal_bandwidth', 'cal_memory', 'cal_interconnect',
   'cal_slack', 'seq_len', 'prompt_tokens', 'output_tokens', 'tokens', 'deadline_h',
   'concurrency', 'ttft_ms', 'tpot_ms', 'max_gpus', 'budget_usd', 'node_power_w', 'rps', 'prompt_p95',
-  'output_p95', 'prefix_hit', 'global_batch', 'headroom_pct'];
+  'output_p95', 'prefix_hit', 'global_batch', 'headroom_pct', 'recompute_every', 'virtual_stages'];
+
+// The contract's second-round training fields (issue #16): parallel.overlap's three flags, each
+// 'on', 'off' or '' (the stack's default, which request_normalized reports).
+export const kOverlap = ['tp_comm', 'grad_reduce', 'param_gather'];
 
 export class InputError extends Error {
   constructor(field, message) { super(`${field}: ${message}`); this.field = field; }
@@ -60,13 +66,37 @@ export function buildRequest(state) {
   const waits = training ? parseWaits(state.waits) : undefined;
   if (waits) constraints.wait_s = waits;
   const request = { model, workload, precision: { weights: state.weights }, constraints };
-  if (training && state.chunked_loss === '1') request.memory_techniques = { chunked_loss: true };
+  if (training) Object.assign(request, trainingTechniques(state, request.precision));
   const headroom = num(state, 'headroom_pct');
   if (headroom !== undefined) request.headroom = headroom / 100;
   if (state.framework) request.framework = state.framework;
   const calibration = calibrationOf(state);
   if (calibration) request.calibration = calibration;
   return JSON.parse(JSON.stringify(request));  // drops the undefined (empty optional) fields
+}
+
+// Training's optional techniques: only what the form sets is sent (empty: the engine's or the
+// stack's default), so the default request and older links make the request they made.
+function trainingTechniques(state, precision) {
+  if (state.optimizer_states) precision.optimizer_states = state.optimizer_states;
+  const mt = {};
+  if (state.chunked_loss === '1') mt.chunked_loss = true;
+  if (state.compile === '1') mt.compile = true;
+  if (state.recompute) mt.recompute = state.recompute;
+  if (state.recompute === 'every_n_layers') mt.recompute_every = num(state, 'recompute_every');
+  const parallel = {};
+  if (state.pp_schedule) parallel.pp_schedule = state.pp_schedule;
+  if (state.pp_schedule === 'interleaved') parallel.virtual_stages = num(state, 'virtual_stages');
+  const overlap = {};
+  for (const k of kOverlap) {
+    const v = state[`overlap_${k}`];
+    if (v === 'on' || v === 'off') overlap[k] = v === 'on';
+  }
+  if (Object.keys(overlap).length) parallel.overlap = overlap;
+  const out = {};
+  if (Object.keys(mt).length) out.memory_techniques = mt;
+  if (Object.keys(parallel).length) out.parallel = parallel;
+  return out;
 }
 
 // The global batch in sequences (the request's unit), or undefined for the engine's default.
@@ -162,7 +192,7 @@ function validState(raw, defaults = kDefaults) {
     }
   }
   // A switch is on ('1') or off (''): nothing else a link holds turns it on.
-  s.chunked_loss = s.chunked_loss === '1' ? '1' : '';
+  for (const k of ['chunked_loss', 'compile']) s[k] = s[k] === '1' ? '1' : '';
   // A calibration factor has no field to correct it in: one that is not a positive number is
   // dropped here rather than blocking every plan.
   for (const [key, name] of Object.entries(kCalibrationKeys)) {
@@ -188,7 +218,9 @@ const kFormatDefaults = Object.freeze({
     vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '',
     cal_slack: '', cal_on: '', waits: '', fleet: '', framework: '', rps: '', prompt_p95: '',
     output_p95: '', prefix_hit: '', global_batch: '', global_batch_unit: '', headroom_pct: '',
-    chunked_loss: '',
+    chunked_loss: '', optimizer_states: '', compile: '', recompute: '', recompute_every: '',
+    pp_schedule: '', virtual_stages: '', overlap_tp_comm: '', overlap_grad_reduce: '',
+    overlap_param_gather: '',
   }),
 });
 export const kCurrentFormatDefaults = kFormatDefaults[kFormat];

@@ -1282,3 +1282,109 @@ test('rank codes, almost-fit levers, fewest cards and rejections as the CLI give
   assert.equal(await page.getAttribute('#global_batch', 'placeholder'),
     String(cli.request_normalized.workload.global_batch));
 }));
+
+// Issue #16: the contract's second-round training fields in the advanced group reach the
+// request only when set, show the CLI's memory figures, ride the share link, and stay out of
+// serving; each "engine default" names the value request_normalized reports.
+test('advanced training fields: the request, the memory cell = the CLI, the link, serving',
+     { timeout: kTestTimeout }, async () => {
+  let other;
+  await check('zc-advanced', () => other ?? page, async () => {
+    await page.goto(`${url}?issue16=1`);
+    await waitReady(page);
+    assert.equal(await page.isVisible('#advanced'), true, 'training shows the advanced group');
+    assert.equal(await page.getAttribute('#advanced', 'open'), null, 'the advanced group starts closed');
+    let { text, request } = await readPage(page);
+    for (const k of ['parallel', 'memory_techniques']) assert.equal(k in request, false, text);
+    assert.deepEqual(request.precision, { weights: 'bf16' });
+    let cli = cliPlan(text);
+    const firstOption = (id) => page.$eval(`#${id}`, (s) => s.options[0].textContent);
+    const word = (v) => (v ? 'on' : 'off');
+    assert.equal(await firstOption('optimizer_states'), cli.request_normalized.precision.optimizer_states === 'param'
+      ? 'engine default (the parameters\' dtype)' : `engine default (${cli.request_normalized.precision.optimizer_states})`);
+    assert.equal(await firstOption('overlap_tp_comm'),
+      `engine default (${word(cli.request_normalized.parallel.overlap.tp_comm)})`);
+    let seq = await planSeq(page);
+    await setField(page, '#kind', 'pretrain');
+    await setField(page, '#model', 'llama-3.2-1b');
+    await setField(page, '#tokens', '1e9');
+    await page.click('#advanced summary');
+    assert.equal(await page.isVisible('#recompute_every'), false, 'n only for every_n_layers');
+    assert.equal(await page.isVisible('#virtual_stages'), false, 'v only for interleaved');
+    await setField(page, '#optimizer_states', 'bf16');
+    await page.check('#compile');
+    await setField(page, '#recompute', 'every_n_layers');
+    assert.equal(await page.isVisible('#recompute_every'), true);
+    await setField(page, '#recompute_every', '2');
+    await setField(page, '#pp_schedule', 'interleaved');
+    assert.equal(await page.isVisible('#virtual_stages'), true);
+    await setField(page, '#virtual_stages', '2');
+    await setField(page, '#overlap_tp_comm', 'on');
+    await setField(page, '#overlap_grad_reduce', 'off');
+    seq = await waitPlanned(page, seq);
+    ({ text, request } = await readPage(page));
+    assert.deepEqual(request.precision, { weights: 'bf16', optimizer_states: 'bf16' }, text);
+    assert.deepEqual(request.memory_techniques, { compile: true, recompute: 'every_n_layers', recompute_every: 2 }, text);
+    assert.deepEqual(request.parallel, { pp_schedule: 'interleaved', virtual_stages: 2,
+      overlap: { tp_comm: true, grad_reduce: false } }, text);
+    cli = cliPlan(text);
+    assert.equal(cli.request_normalized.memory_techniques.recompute_every, 2);
+    assertMemoryMatchesCli(await memoryCells(page), cli, 20);
+    assertMatchesCli(await tableRows(page), cli, request);
+    // A field the user set: the answer holds the user's value, so its default stays unnamed;
+    // one left at default names the engine's.
+    assert.equal(await firstOption('overlap_tp_comm'), 'engine default');
+    assert.equal(await firstOption('overlap_param_gather'),
+      `engine default (${word(cli.request_normalized.parallel.overlap.param_gather)})`);
+    // The states' choice moves the figure the page shows: fp32 moments hold more than bf16.
+    await setField(page, '#optimizer_states', 'fp32');
+    seq = await waitPlanned(page, seq);
+    ({ text, request } = await readPage(page));
+    const fp32 = cliPlan(text);
+    assertMemoryMatchesCli(await memoryCells(page), fp32, 20);
+    const [a, b] = [cli, fp32].map((c) => c.recommendations[0]);
+    if (a.gpu === b.gpu && JSON.stringify(a.parallel) === JSON.stringify(b.parallel)) {
+      const states = (r) => r.estimate.memory.per_gpu_bytes.optimizer_states;
+      assert.ok(states(b) > states(a), `fp32 moments ${states(b)} vs bf16 ${states(a)}`);
+    }
+    // The link carries them to another tab, which sends the same request.
+    const link = await page.evaluate(() => location.hash);
+    other = await context.newPage();
+    await other.goto(`${url}${link}`);
+    await waitReady(other);
+    assert.equal(await other.inputValue('#optimizer_states'), 'fp32');
+    assert.equal(await other.isChecked('#compile'), true);
+    assert.equal(await other.inputValue('#recompute'), 'every_n_layers');
+    assert.equal(await other.inputValue('#recompute_every'), '2');
+    assert.equal(await other.inputValue('#pp_schedule'), 'interleaved');
+    assert.equal(await other.inputValue('#virtual_stages'), '2');
+    assert.equal(await other.inputValue('#overlap_tp_comm'), 'on');
+    assert.equal(await other.inputValue('#overlap_grad_reduce'), 'off');
+    assert.equal(await other.inputValue('#overlap_param_gather'), '');
+    assert.deepEqual(JSON.parse(await requestText(other)), request);
+    await other.close();
+    other = undefined;
+    // every_n_layers without n: the engine's error names the field, and the group stays open.
+    await setField(page, '#recompute_every', '');
+    await page.waitForFunction(() => document.body.dataset.status === 'error', null, { polling: 50 });
+    assert.match(await page.textContent('#errors'), /n \(every n-th layer recomputed\)/);
+    assert.equal(await page.getAttribute('#recompute_every', 'aria-invalid'), 'true');
+    // In Chinese the defaults are named in Chinese.
+    seq = await planSeq(page);
+    await setField(page, '#recompute', '');
+    seq = await waitPlanned(page, seq);
+    cli = cliPlan((await readPage(page)).text);
+    await page.selectOption('#lang', 'zh-CN');
+    assert.equal(await firstOption('overlap_param_gather'),
+      `引擎默认（${cli.request_normalized.parallel.overlap.param_gather ? '开' : '关'}）`);
+    await page.selectOption('#lang', 'en');
+    // Serving: the group is hidden and none of it is sent.
+    await setField(page, '#kind', 'inference');
+    seq = await waitPlanned(page, seq);
+    ({ text, request } = await readPage(page));
+    assert.equal(await page.isVisible('#advanced'), false);
+    for (const k of ['parallel', 'memory_techniques']) assert.equal(k in request, false, text);
+    assert.deepEqual(request.precision, { weights: 'bf16' }, text);
+  });
+  await other?.close();
+});

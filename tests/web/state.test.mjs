@@ -115,3 +115,65 @@ test('the new fields round-trip through a share link; a link without them keeps 
   const odd = Buffer.from('{"chunked_loss":"<b>"}').toString('base64url');
   assert.equal(decodeShare(`#1.${odd}`).state.chunked_loss, '');
 });
+
+// Issue #16: the contract's second-round training fields, set in the advanced group.
+test('the advanced training fields make their request fields; empty ones are not sent', () => {
+  const state = { ...kDefaults, kind: 'pretrain', optimizer_states: 'bf16', compile: '1',
+    recompute: 'every_n_layers', recompute_every: '4', pp_schedule: 'interleaved', virtual_stages: '3',
+    overlap_tp_comm: 'on', overlap_grad_reduce: 'off' };
+  const r = buildRequest(state);
+  assert.deepEqual(r.precision, { weights: 'bf16', optimizer_states: 'bf16' });
+  assert.deepEqual(r.memory_techniques, { compile: true, recompute: 'every_n_layers', recompute_every: 4 });
+  assert.deepEqual(r.parallel, { pp_schedule: 'interleaved', virtual_stages: 3,
+    overlap: { tp_comm: true, grad_reduce: false } });
+  // n and v go only with the choice that reads them; an empty one is left to the engine
+  // (every_n_layers without n is its error, named at /memory_techniques/recompute_every).
+  const other = buildRequest({ ...state, recompute: 'op_selective', pp_schedule: 'gpipe' });
+  assert.deepEqual(other.memory_techniques, { compile: true, recompute: 'op_selective' });
+  assert.deepEqual(other.parallel, { pp_schedule: 'gpipe', overlap: { tp_comm: true, grad_reduce: false } });
+  assert.deepEqual(buildRequest({ ...state, recompute_every: '', virtual_stages: '' }).memory_techniques,
+    { compile: true, recompute: 'every_n_layers' });
+  assert.deepEqual(buildRequest({ ...state, virtual_stages: '' }).parallel.pp_schedule, 'interleaved');
+  assert.equal('virtual_stages' in buildRequest({ ...state, virtual_stages: '' }).parallel, false);
+  assert.throws(() => buildRequest({ ...state, recompute_every: 'two' }),
+    (e) => e instanceof InputError && e.field === 'recompute_every');
+  // With chunked loss both switches go together.
+  assert.deepEqual(buildRequest({ ...kDefaults, chunked_loss: '1', compile: '1' }).memory_techniques,
+    { chunked_loss: true, compile: true });
+  // Defaults: nothing of them is sent; serving sends none of them whatever the form holds.
+  const plain = buildRequest({ ...kDefaults });
+  assert.deepEqual(plain.precision, { weights: 'bf16' });
+  assert.equal('memory_techniques' in plain, false);
+  assert.equal('parallel' in plain, false);
+  const serving = buildRequest({ ...state, kind: 'inference' });
+  assert.deepEqual(serving.precision, { weights: 'bf16' });
+  assert.equal('memory_techniques' in serving, false);
+  assert.equal('parallel' in serving, false);
+  // An overlap the form leaves at default is absent, not false; all three absent: no overlap.
+  assert.equal('overlap' in buildRequest({ ...kDefaults, pp_schedule: '1f1b' }).parallel, false);
+  assert.deepEqual(buildRequest({ ...kDefaults, overlap_param_gather: 'off' }).parallel,
+    { overlap: { param_gather: false } });
+});
+
+test('the advanced fields round-trip through a share link; older links leave them empty', () => {
+  const state = { ...kDefaults, kind: 'full_finetune', optimizer_states: 'param', compile: '1',
+    recompute: 'every_n_layers', recompute_every: '2', pp_schedule: 'interleaved', virtual_stages: '4',
+    overlap_tp_comm: 'off', overlap_grad_reduce: 'on', overlap_param_gather: 'off' };
+  const code = encodeShare(state, 'v1', 'e1');
+  const back = decodeShare(`#${code}`).state;
+  for (const k of ['optimizer_states', 'compile', 'recompute', 'recompute_every', 'pp_schedule',
+    'virtual_stages', 'overlap_tp_comm', 'overlap_grad_reduce', 'overlap_param_gather']) {
+    assert.equal(back[k], String(state[k]), k);
+  }
+  assert.deepEqual(buildRequest(back), buildRequest(state));
+  // At their defaults they are not written into the link: the default link is the one it was.
+  assert.equal(encodeShare({ ...kDefaults, seq_len: 8192 }, 'v1'), '1.eyJjdiI6InYxIiwic2VxX2xlbiI6IjgxOTIifQ');
+  const old = decodeShare('#1.eyJjdiI6InYxIiwic2VxX2xlbiI6IjgxOTIifQ').state;
+  assert.deepEqual([old.optimizer_states, old.compile, old.recompute, old.recompute_every, old.pp_schedule,
+    old.virtual_stages, old.overlap_tp_comm, old.overlap_grad_reduce, old.overlap_param_gather],
+  ['', '', '', '', '', '', '', '', '']);
+  // Only '1' turns compile on: {"compile":"true"}
+  const odd = Buffer.from('{"compile":"true"}').toString('base64url');
+  assert.equal(decodeShare(`#1.${odd}`).state.compile, '');
+  assert.equal('memory_techniques' in buildRequest(decodeShare(`#1.${odd}`).state), false);
+});
