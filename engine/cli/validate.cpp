@@ -290,17 +290,18 @@ Band BandOf(const std::string& kind, const std::string& framework,
   b.groups = static_cast<int>(groups.size());
   std::tie(b.low, b.high) = Ends(ratios);
   b.median_abs = Median(abs_logs);
-  int held = 0;
-  for (const CaseResult* r : rows) held += Holds({b.low, b.high}, r->predicted / r->measured);
-  b.in_sample = rows.empty() ? 0 : static_cast<double>(held) / static_cast<double>(rows.size());
+  const auto in_band = std::count_if(rows.begin(), rows.end(), [&b](const CaseResult* r) {
+    return Holds({b.low, b.high}, r->predicted / r->measured);
+  });
+  b.in_sample = rows.empty() ? 0 : static_cast<double>(in_band) / static_cast<double>(rows.size());
   if (groups.size() < 2) return b;
-  held = 0;
+  int held = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     std::vector<double> others;
     for (size_t j = 0; j < rows.size(); ++j) {
       if (rows[j]->group != rows[i]->group) others.push_back(ratios[j]);
     }
-    held += Holds(Ends(others), ratios[i]);
+    held += Holds(Ends(others), ratios[i]) ? 1 : 0;
   }
   b.held_out = static_cast<double>(held) / static_cast<double>(rows.size());
   return b;
