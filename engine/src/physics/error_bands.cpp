@@ -15,7 +15,7 @@ namespace gpuplan {
 const std::vector<ErrorBand>& ErrorBands() {
   static const std::vector<ErrorBand> bands = {
       {"decode", "", 57, 2, 0.8170, 2.4571, 0.1100},
-      {"memory", "", 9, 2, 0.9020, 1.3221, 0.1030},
+      {"memory", "", 9, 2, 0.9020, 1.2657, 0.0780},
       {"training", "", 60, 4, 0.7692, 1.1901, 0.0960},
       {"weights", "", 10, 1, 0.9990, 1.0001, 0.0000},
       {"decode", "llama_cpp", 10, 1, 0.8392, 2.9182, 0.1100},
