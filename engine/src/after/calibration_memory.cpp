@@ -28,7 +28,15 @@ void FitMemory(Context* c) {
                   "difference is not theirs to explain");
     return;
   }
-  const double s = (m.peak_allocated_bytes - exact) / modelled;
+  // A training step's peak is the larger of two moments (memory_model.cpp), each exact + scale
+  // x modelled: the scale that brings the larger to the measured peak is the smallest of those
+  // that bring each moment there.
+  double s = (m.peak_allocated_bytes - exact) / modelled;
+  for (const MemoryBreakdown& at : plain.memory.moments) {
+    const double at_modelled = at.activations + at.buffers;
+    if (at_modelled <= 0) continue;
+    s = std::min(s, (m.peak_allocated_bytes - (at.Allocated() - at_modelled)) / at_modelled);
+  }
   const double clamped = std::clamp(s, kMinFactor, kMaxMemoryFactor);
   c->out.factors.memory = clamped;
   if (clamped != s) {
@@ -37,7 +45,8 @@ void FitMemory(Context* c) {
   } else {
     c->Derived("memory", s,
                "from the measured peak allocated: (peak - weights - gradients - optimizer "
-               "states - KV cache) / (activations + buffers)");
+               "states - KV cache) / (activations + buffers), training at the moment of "
+               "the step (end of forward or of backward) that reaches the peak first");
   }
 }
 

@@ -159,7 +159,7 @@ double LogitsAndLossBytes(const Stage& s, double tokens) {
 
 }  // namespace
 
-double TrainingActivationBytes(const Stage& s, const Detail& d, double* offloaded) {
+TrainingActivations TrainingActivationBytes(const Stage& s, const Detail& d, double* offloaded) {
   const ModelSpec& m = s.in.model;
   const Workload& w = s.in.workload;
   const Parallel& p = s.in.parallel;
@@ -177,13 +177,19 @@ double TrainingActivationBytes(const Stage& s, const Detail& d, double* offloade
   };
   const double lora_extra = LoraActivationBytes(s, tokens);
   const StageLayers& l = s.layers;
+  const double rep_div = p.sequence_parallel ? D(p.tp) : 1;
+  const double layer_input = tokens * a * D(m.hidden) / rep_div;
+  // The stage's first layer, whose saved tensors backward frees last.
+  const bool first_moe = l.moe > 0 && m.IsMoeLayer(l.begin);
+  const ActivationTerms& first_t = first_moe ? moe_t : dense_t;
   double stored = 0;
+  double first = 0;
   double working = 0;
   if (tech.recompute == Recompute::kFull) {
     // Only each layer's input is kept (2sbh per layer; SP splits it over tp); the layer being
     // recomputed in backward holds its full set once.
-    const double rep_div = p.sequence_parallel ? D(p.tp) : 1;
-    stored = D(l.Count()) * tokens * a * D(m.hidden) / rep_div;
+    stored = D(l.Count()) * layer_input;
+    first = layer_input;
     working = std::max(l.dense > 0 ? layer(dense_t, true) : 0, l.moe > 0 ? layer(moe_t, true) : 0) +
               lora_extra;
   } else if (tech.recompute == Recompute::kOpSelective) {
@@ -191,15 +197,17 @@ double TrainingActivationBytes(const Stage& s, const Detail& d, double* offloade
               D(l.moe) * OpSelectiveLayerBytes(m, p, a, true)) *
                  tokens +
              D(l.Count()) * lora_extra;
+    first = OpSelectiveLayerBytes(m, p, a, first_moe) * tokens + lora_extra;
     // Backward recomputes one block's unsaved ops at a time.
     working = std::max(l.dense > 0 ? layer(dense_t, true) : 0, l.moe > 0 ? layer(moe_t, true) : 0);
   } else if (tech.recompute == Recompute::kEveryNLayers) {
     // The recomputed blocks keep their input; the others keep everything (no recomputation).
     const int64_t full = RecomputedBlocks(l.Count(), tech.recompute_every);
     const double kept_share = l.Count() > 0 ? D(l.Count() - full) / D(l.Count()) : 0;
-    const double rep_div = p.sequence_parallel ? D(p.tp) : 1;
     stored = kept_share * (D(l.dense) * layer(dense_t, true) + D(l.moe) * layer(moe_t, true)) +
-             D(full) * tokens * a * D(m.hidden) / rep_div + D(l.Count()) * lora_extra;
+             D(full) * layer_input + D(l.Count()) * lora_extra;
+    // Blocks are counted from one: the first is recomputed only when every block is.
+    first = (tech.recompute_every == 1 ? layer_input : layer(first_t, true)) + lora_extra;
     if (full > 0) {
       working =
           std::max(l.dense > 0 ? layer(dense_t, true) : 0, l.moe > 0 ? layer(moe_t, true) : 0);
@@ -207,24 +215,44 @@ double TrainingActivationBytes(const Stage& s, const Detail& d, double* offloade
   } else {
     stored = D(l.dense) * layer(dense_t, keep_scores) + D(l.moe) * layer(moe_t, keep_scores) +
              D(l.Count()) * lora_extra;
+    first = layer(first_t, keep_scores) + lora_extra;
     if (tech.recompute == Recompute::kSelective && !flash) {
       // Selective recomputation re-runs the attention core, whose s^2 softmax output is then
       // alive for one layer only.
       working = tokens * D(m.heads) * context * a / D(p.tp);
     }
   }
-  stored *= InFlight(s.in.training.pipeline, p.pp, s.index, w.grad_accum);
+  if (l.Count() == 0) first = 0;
+  TrainingActivations out;
+  out.per_micro_batch = stored;
+  out.saved = stored * InFlight(s.in.training.pipeline, p.pp, s.index, w.grad_accum);
   if (tech.offload_activations) {
-    *offloaded += stored;
-    d.Record("activations.offloaded_to_host", stored);
-    stored = 0;
+    *offloaded += out.saved;
+    d.Record("activations.offloaded_to_host", out.saved);
+    out.saved = out.per_micro_batch = 0;
   }
-  d.Record("activations.layers", stored);
-  d.Record("activations.recompute_working_set", working);
-  if (!l.last) return stored + working;
-  const double logits = LogitsAndLossBytes(s, tokens);
-  d.Record("activations.logits_and_loss", logits);
-  return stored + working + logits;
+  out.first_layer = first;
+  out.recompute = working;
+  // Backward through one layer holds the gradient arriving on the residual stream and the one
+  // it passes down (2 x tokens x h), and, in the MLP's backward, the gradients of its
+  // intermediates: gate and up together for a gated MLP, the activation's input for a plain
+  // one (width / tp; k routed copies plus the shared experts in an MoE layer).
+  if (l.Count() > 0) {
+    const double width = first_moe ? D(m.moe.experts_per_token * m.moe.expert_intermediate +
+                                       m.moe.shared_experts * m.moe.shared_intermediate)
+                                   : D(m.intermediate);
+    const double grads = m.mlp == MlpKind::kGated ? 2 : 1;
+    out.backward_working = 2 * layer_input + tokens * a * grads * width / D(p.tp);
+  }
+  d.Record("activations.layers", out.saved);
+  d.Record("activations.first_layer", out.first_layer);
+  d.Record("activations.recompute_working_set", out.recompute);
+  d.Record("activations.backward_working_set", out.backward_working);
+  if (l.last) {
+    out.logits_and_loss = LogitsAndLossBytes(s, tokens);
+    d.Record("activations.logits_and_loss", out.logits_and_loss);
+  }
+  return out;
 }
 
 double InferenceActivationBytes(const Stage& s, const Detail& d) {

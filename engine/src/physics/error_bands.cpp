@@ -17,7 +17,7 @@ namespace gpuplan {
 const std::vector<ErrorBand>& ErrorBands() {
   static const std::vector<ErrorBand> bands = {
       {"decode", "", 57, 2, 0.7871, 2.3674, 0.1190},
-      {"memory", "", 9, 2, 0.9020, 1.3221, 0.1030},
+      {"memory", "", 9, 2, 0.9020, 1.2657, 0.0780},
       {"training", "", 60, 4, 0.7555, 1.1689, 0.1070},
       {"weights", "", 10, 1, 0.9990, 1.0001, 0.0000},
       {"decode", "llama_cpp", 10, 1, 0.8085, 2.8116, 0.0870},

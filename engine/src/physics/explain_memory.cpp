@@ -60,10 +60,18 @@ void ExplainParameterParts(const Request& r, const ParamCounts& c, const Estimat
        "GGUF Q4_K_M: Q4_K body, Q6_K lm_head, Q6_K attn_v/ffn_down on llama.cpp's use_more_bits "
        "layers"}};
   x[base + "gradients"] = {
-      "trainable parameters on this GPU x gradient bytes (2 in bf16/fp16, 4 in fp32); "
-      "/ data-parallel ranks under ZeRO-2/3; one tensor's worth with optimizer-in-backward",
-      {{"zero", D(p.zero)}, {"shard_group", D(p.ShardGroup())}},
-      {}};
+      "what is alive at the step's peak (/memory/total_bytes): at the end of backward every "
+      "gradient, trainable parameters on this GPU x gradient bytes (2 in bf16/fp16, 4 in "
+      "fp32), / data-parallel ranks under ZeRO-2/3, one tensor's worth with "
+      "optimizer-in-backward; at the end of forward all when the stack keeps its gradient "
+      "buffer between steps or grad_accum > 1, else only the first ones backward makes (the "
+      "head's on the last stage)",
+      {{"all_gradients_bytes", get("gradients.all")},
+       {"grad_accum", D(r.workload.grad_accum)},
+       {"zero", D(p.zero)},
+       {"shard_group", D(p.ShardGroup())}},
+      {"optimizer.zero_grad() sets gradients to None by default (PyTorch 2.0 on): a step's "
+       "gradients are made by its backward"}};
   x[base + "optimizer_states"] = {
       "trainable parameters x (optimizer state bytes + fp32 master copy bytes); / data-parallel "
       "ranks under ZeRO-1/2/3; 0 on the GPU when offloaded or paged",
@@ -83,9 +91,15 @@ void ExplainActivations(const Request& r, const Estimate& e, Explains* out) {
         "per layer and token: norm inputs, QKV input, q/k/v, attention output, MLP input and "
         "intermediates (Korthikanti et al. 2022, 34sbh + 5as^2b for GPT, generalised to GQA, "
         "gated MLP, MoE); x layers on the stage x micro_batch x seq_len / cp x in-flight "
-        "micro-batches; + logits and loss buffer",
+        "micro-batches; at the step's peak: the end of forward holds them all + logits and "
+        "loss; the end of backward, which frees each layer's as it makes its gradients, the "
+        "other in-flight micro-batches' + the first layer's + the recompute working set + the "
+        "backward working set (2 x tokens x hidden on the residual stream + the MLP "
+        "intermediates' gradients)",
         {{"layers_bytes", get("activations.layers")},
+         {"first_layer_bytes", get("activations.first_layer")},
          {"recompute_working_set_bytes", get("activations.recompute_working_set")},
+         {"backward_working_set_bytes", get("activations.backward_working_set")},
          {"logits_and_loss_bytes", get("activations.logits_and_loss")},
          {"micro_batch", D(r.workload.micro_batch)},
          {"seq_len", D(r.workload.seq_len)},
@@ -130,7 +144,10 @@ void ExplainBuffersAndTotals(const Request& r, const ParamCounts& c, const Estim
   const Parallel& p = r.parallel;
   x[base + "buffers"] = {
       "ZeRO-3/FSDP or offload: two gathered layers (current + prefetch); quantised bases: one "
-      "dequantised weight; data parallel: two 25 MiB gradient buckets",
+      "dequantised weight; data parallel: gradient buckets (plain DDP a flat copy of every "
+      "gradient, sharded stages two 25 MiB buckets or the stack's own); at the step's peak, "
+      "buckets count at the end of forward only when the stack keeps them between steps or "
+      "grad_accum > 1",
       {{"gathered_units_bytes", get("buffers.gathered_units")},
        {"dequantised_weight_bytes", get("buffers.dequantised_weight")},
        {"gradient_bucket_bytes", get("buffers.gradient_buckets")}},
@@ -145,7 +162,25 @@ void ExplainBuffersAndTotals(const Request& r, const ParamCounts& c, const Estim
        {"allocator_slack", r.calibration.allocator_slack >= 0 ? r.calibration.allocator_slack
                                                               : r.runtime.allocator_slack}},
       {"runtime is what torch.cuda.max_memory_allocated() does not see"}};
-  x["/memory/total_bytes"] = {"sum of the seven per-GPU parts", {}, {}};
+  if (r.workload.IsTraining()) {
+    const double forward = get("peak.end_of_forward");
+    const double backward = get("peak.end_of_backward");
+    x["/memory/total_bytes"] = {
+        "sum of the seven per-GPU parts at the step's peak, the larger of two moments, each "
+        "(...) x (1 + allocator_slack) + reserve + communicators: end of forward, into the "
+        "loss's backward = (weights + optimizer states + gradients kept from before, else the "
+        "first ones backward makes + saved activations + logits and loss + buffers alive "
+        "then); end of backward = (weights + optimizer states + all "
+        "gradients + activations not yet freed + recompute and backward working sets + "
+        "buffers)",
+        {{"end_of_forward_bytes", forward}, {"end_of_backward_bytes", backward}},
+        {forward > backward ? "the end of forward binds: saved activations outweigh the "
+                              "gradients backward makes"
+                            : "the end of backward binds: the gradients outweigh the "
+                              "activations backward frees"}};
+  } else {
+    x["/memory/total_bytes"] = {"sum of the seven per-GPU parts", {}, {}};
+  }
   x["/memory/total_with_headroom_bytes"] = {
       "total_bytes x (1 + headroom)",
       {{"headroom", r.headroom}},

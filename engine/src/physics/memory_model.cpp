@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Memory per GPU. Each term cites where its byte count comes from; the sum is what the
 // caching allocator would hold at the step's peak, plus the runtime the allocator never sees.
+// A training step's peak is not the sum of everything it ever allocates: gradients and saved
+// activations are alive together only in part (TrainingStepPeak), so each part is reported as
+// it stands at the peak moment.
 // The parts are computed per pipeline stage (stage.h) and assembled here.
 #include "physics/memory_model.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/units.h"
@@ -12,34 +16,84 @@
 namespace gpuplan {
 namespace {
 
+// One moment of a training step: what is alive then, beyond weights and optimizer states.
+struct Moment {
+  double gradients = 0;
+  double activations = 0;  // calibrated
+  double buffers = 0;      // calibrated
+  double Alive() const { return gradients + activations + buffers; }
+};
+
+// The two moments a training step's peak can fall on. The end of forward, into the loss's
+// backward, holds every saved activation, the logits and loss, and what gradient memory
+// survives from before: all of it when the stack keeps its gradient buffer between steps
+// (GradientResidency) or when earlier micro-batches of the step have accumulated theirs
+// (grad_accum > 1); with PyTorch's zero_grad(set_to_none=True) only the first gradients
+// backward makes (the head's). The end of backward holds every gradient and what backward has
+// not yet freed: the other in-flight micro-batches' activations, the first layer's (freed
+// last), and backward's working sets. Weights and optimizer states are alive at both.
+struct StepPeak {
+  Moment end_of_forward;
+  Moment end_of_backward;
+  const Moment& Peak() const {
+    return end_of_forward.Alive() > end_of_backward.Alive() ? end_of_forward : end_of_backward;
+  }
+};
+
+StepPeak TrainingStepPeak(const Stage& s, const TrainingState& state, const TrainingBuffers& buf,
+                          const TrainingActivations& act) {
+  const MemoryInput& in = s.in;
+  const GradientResidency& res = in.training.residency;
+  const double scale = in.modelled_scale;
+  const bool stepped_in_backward = in.techniques.optimizer_in_backward ||
+                                   in.training.gradients == GradientLifetime::kSteppedInBackward;
+  const bool accumulating = in.workload.grad_accum > 1;
+  const bool kept = in.parallel.zero >= 3 ? res.kept_between_steps_zero3 : res.kept_between_steps;
+  StepPeak peak;
+  Moment& f = peak.end_of_forward;
+  f.gradients =
+      !stepped_in_backward && (kept || accumulating) ? state.gradients : state.first_gradients;
+  f.activations = (act.saved + act.logits_and_loss) * scale;
+  f.buffers =
+      (buf.steady + (res.buckets_kept_between_steps || accumulating ? buf.buckets : 0)) * scale;
+  Moment& b = peak.end_of_backward;
+  b.gradients = state.gradients;
+  b.activations = (std::max(0.0, act.saved - act.per_micro_batch) + act.first_layer +
+                   act.recompute + act.backward_working) *
+                  scale;
+  b.buffers = (buf.steady + buf.buckets) * scale;
+  return peak;
+}
+
 // The seven parts of one stage; `r` holds its stage index and gains the detail.
 void AssembleStage(const Stage& s, MemoryResult* r) {
   const MemoryInput& in = s.in;
   const Detail d(in.with_detail, &r->detail);
   const double weights = WeightBytes(s, d);
   TrainingState state{weights, 0, 0, 0};
-  double activations = 0;
-  double kv = 0;
-  double buffers = 0;
+  MemoryBreakdown& b = r->per_gpu;
   double offloaded = 0;
-  if (in.workload.IsTraining()) {
+  StepPeak peak;
+  const bool training = in.workload.IsTraining();
+  if (training) {
     state = TrainingStateBytes(s, weights, d);
     offloaded = Offload(s, &state);
-    buffers = TrainingBufferBytes(s, state.gradients, d);
-    activations = TrainingActivationBytes(s, d, &offloaded);
+    const TrainingBuffers buffers = TrainingBufferBytes(s, state.gradients, d);
+    const TrainingActivations activations = TrainingActivationBytes(s, d, &offloaded);
+    peak = TrainingStepPeak(s, state, buffers, activations);
+    const Moment& at = peak.Peak();
+    b.gradients = at.gradients;
+    b.activations = at.activations;
+    b.buffers = at.buffers;
+    d.Record("gradients.all", state.gradients);
   } else {
-    kv = KvCacheBytes(s, d);
-    activations = InferenceActivationBytes(s, d);
+    // Weights and KV cache are exact counts; a measured peak corrects only the parts that are
+    // modelled (calibration.h).
+    b.kv_cache = KvCacheBytes(s, d);
+    b.activations = InferenceActivationBytes(s, d) * in.modelled_scale;
   }
-  MemoryBreakdown& b = r->per_gpu;
   b.weights = state.weights;
-  b.gradients = state.gradients;
   b.optimizer_states = state.moments + state.master;
-  // Weights, gradients, optimizer states and KV cache are exact counts; a measured peak
-  // corrects only the parts that are modelled (calibration.h).
-  b.activations = activations * in.modelled_scale;
-  b.kv_cache = kv;
-  b.buffers = buffers * in.modelled_scale;
   d.Record("optimizer_states.master_weights", state.master);
   d.Record("optimizer_states.moments", state.moments);
   const RuntimeOptions& rt = in.runtime;
@@ -48,12 +102,25 @@ void AssembleStage(const Stage& s, MemoryResult* r) {
       in.parallel.gpus > 1 ? (rt.comm_reserve_bytes >= 0 ? rt.comm_reserve_bytes : 0.5 * kGiB) : 0;
   const double slack = rt.allocator_slack * b.Allocated();
   // A serving engine's CUDA graphs (vLLM) live outside PyTorch's allocator.
-  const double graphs = in.workload.IsTraining() ? 0 : in.serving.graph_bytes;
+  const double graphs = training ? 0 : in.serving.graph_bytes;
   b.runtime = reserve + comm + slack + graphs;
   if (graphs > 0) d.Record("runtime.cuda_graphs", graphs);
   d.Record("runtime.reserve", reserve);
   d.Record("runtime.communicators", comm);
   d.Record("runtime.allocator_slack", slack);
+  if (training) {
+    // Each moment's parts and total as total_bytes would count them: the larger is the peak.
+    for (const Moment* m : {&peak.end_of_forward, &peak.end_of_backward}) {
+      MemoryBreakdown at = b;
+      at.gradients = m->gradients;
+      at.activations = m->activations;
+      at.buffers = m->buffers;
+      at.runtime = reserve + comm + rt.allocator_slack * at.Allocated();
+      r->moments.push_back(at);
+    }
+    d.Record("peak.end_of_forward", r->moments[0].Total());
+    d.Record("peak.end_of_backward", r->moments[1].Total());
+  }
   r->offloaded_bytes_per_gpu = offloaded;
 }
 

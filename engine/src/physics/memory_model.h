@@ -51,6 +51,9 @@ struct MemoryInput {
 /// The memory estimate with the working behind each figure.
 struct MemoryResult {
   MemoryBreakdown per_gpu;
+  /// Training: the seven parts at each moment a step's peak can fall on, the end of forward
+  /// and the end of backward (memory_model.cpp); per_gpu is the larger. Empty when serving.
+  std::vector<MemoryBreakdown> moments;
   int64_t stage = 0;                     ///< the pipeline stage reported (the most loaded one)
   std::map<std::string, double> detail;  ///< sub-items, e.g. "activations.logits"
   double offloaded_bytes_per_gpu = 0;    ///< state moved to host memory (offload, paged optimizer)

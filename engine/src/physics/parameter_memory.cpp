@@ -66,6 +66,20 @@ double Sharded(const Stage& s, double bytes_per_param) {
          s.params.expert * bytes_per_param / expert_shard;
 }
 
+// One layer's parameters on this GPU, split over tp (norms and routers are replicated).
+double UnitParams(const Stage& s, const LayerParams& l) {
+  const Parallel& p = s.in.parallel;
+  return D(l.attn_linear + l.mlp_linear) / D(p.tp) + D(l.expert_linear) / D(p.ep * p.tp) +
+         D(l.attn_other + l.mlp_bias + l.router + l.norms);
+}
+
+// The largest layer this stage holds (dense or MoE), on this GPU.
+double LargestUnitParams(const Stage& s) {
+  const ParamCounts& c = s.in.params;
+  return std::max(s.layers.dense > 0 ? UnitParams(s, c.dense_layer) : 0.0,
+                  s.layers.moe > 0 ? UnitParams(s, c.moe_layer) : 0.0);
+}
+
 TrainingState FullTrainingState(const Stage& s, double weights) {
   const MemoryInput& in = s.in;
   const Parallel& p = in.parallel;
@@ -81,6 +95,10 @@ TrainingState FullTrainingState(const Stage& s, double weights) {
   t.gradients = p.zero >= 2 ? Sharded(s, grad_b) : all * grad_b;
   t.master = p.zero >= 1 ? Sharded(s, master_b) : all * master_b;
   t.moments = p.zero >= 1 ? Sharded(s, opt_bytes) : all * opt_bytes;
+  // Backward starts at the loss: the head's gradient comes first on the last stage (a tied
+  // head is the embedding), the last layer's on the others.
+  const double head = s.params.lm_head > 0 ? s.params.lm_head : s.params.embedding;
+  t.first_gradients = (s.layers.last ? head : LargestUnitParams(s)) * grad_b;
   if (in.techniques.optimizer_in_backward ||
       policy.gradients == GradientLifetime::kSteppedInBackward) {
     // Each parameter is stepped as soon as its gradient is ready, so only about one
@@ -89,6 +107,7 @@ TrainingState FullTrainingState(const Stage& s, double weights) {
         std::max({D(in.params.largest_linear) / D(p.tp), s.params.embedding, s.params.lm_head});
     t.gradients = largest * grad_b;
   }
+  t.first_gradients = std::min(t.first_gradients, t.gradients);
   return t;
 }
 
@@ -111,21 +130,9 @@ TrainingState AdapterTrainingState(const Stage& s, double weights, const Detail&
   t.gradients = adapters * adapter_b / (p.zero >= 2 ? s.shard : 1);
   t.master = adapters * master_b / (p.zero >= 1 ? s.shard : 1);
   t.moments = adapters * opt_bytes / (p.zero >= 1 ? s.shard : 1);
+  // The first gradients backward makes: one layer's adapters (the base is frozen).
+  t.first_gradients = adapters * adapter_b / D(std::max<int64_t>(1, s.layers.Count()));
   return t;
-}
-
-// One layer's parameters on this GPU, split over tp (norms and routers are replicated).
-double UnitParams(const Stage& s, const LayerParams& l) {
-  const Parallel& p = s.in.parallel;
-  return D(l.attn_linear + l.mlp_linear) / D(p.tp) + D(l.expert_linear) / D(p.ep * p.tp) +
-         D(l.attn_other + l.mlp_bias + l.router + l.norms);
-}
-
-// The largest layer this stage holds (dense or MoE), on this GPU.
-double LargestUnitParams(const Stage& s) {
-  const ParamCounts& c = s.in.params;
-  return std::max(s.layers.dense > 0 ? UnitParams(s, c.dense_layer) : 0.0,
-                  s.layers.moe > 0 ? UnitParams(s, c.moe_layer) : 0.0);
 }
 
 // Units all-gathered for compute under ZeRO-3/FSDP or parameter offload: the layer being
@@ -191,30 +198,31 @@ double Offload(const Stage& s, TrainingState* t) {
   }
   if (tech.offload_params) {
     moved += t->weights + t->gradients;
-    t->weights = t->gradients = 0;
+    t->weights = t->gradients = t->first_gradients = 0;
   }
   return moved;
 }
 
-double TrainingBufferBytes(const Stage& s, double gradients, const Detail& d) {
+TrainingBuffers TrainingBufferBytes(const Stage& s, double gradients, const Detail& d) {
   const MemoryInput& in = s.in;
   const Parallel& p = in.parallel;
   const GradientBuckets& buckets = in.training.buckets;
-  double buffers = 0;
-  const auto add = [&](const char* key, double bytes) {
+  TrainingBuffers out;
+  const auto add = [&](const char* key, double bytes, double* part) {
     d.Record(key, bytes);
-    buffers += bytes;
+    *part += bytes;
   };
   if ((p.zero >= 3 && s.shard > 1) || in.techniques.offload_params) {
-    add("buffers.gathered_units", GatheredUnits(s));
+    add("buffers.gathered_units", GatheredUnits(s), &out.steady);
     if (in.techniques.offload_params && s.full_training) {
       // One layer's gradients wait on the GPU for their reduce-scatter and copy to host.
-      add("buffers.unit_gradients", LargestUnitParams(s) * (s.fp32_model ? 4 : 2));
+      // From the start of backward, when the first unit's land, to its end.
+      add("buffers.unit_gradients", LargestUnitParams(s) * (s.fp32_model ? 4 : 2), &out.steady);
     }
   }
   // Quantised frozen bases are dequantised to 16 bits one linear at a time for the matmul.
   if (!IsFloatTrainable(in.precision.weights)) {
-    add("buffers.dequantised_weight", D(in.params.largest_linear) / D(p.tp) * 2);
+    add("buffers.dequantised_weight", D(in.params.largest_linear) / D(p.tp) * 2, &out.steady);
   }
   // Data-parallel gradient buckets. Plain DDP (ZeRO 0) keeps a flat copy of every gradient
   // for its all-reduce: PyTorch's docs for gradient_as_bucket_view (default False) put the
@@ -222,14 +230,14 @@ double TrainingBufferBytes(const Stage& s, double gradients, const Detail& d) {
   // through buckets of bucket_cap_mb = 25 MiB, two in flight, unless the stack allocates one
   // contiguous bucket whole, in the 16-bit training dtype (DeepSpeed).
   if (p.Dp() > 1 && p.zero == 0 && buckets.copy_for_allreduce) {
-    add("buffers.gradient_buckets", gradients);
+    add("buffers.gradient_buckets", gradients, &out.buckets);
   }
   if (p.Dp() > 1 && (p.zero == 1 || p.zero == 2)) {
     const double elements = buckets.bucket_elements;
     add("buffers.gradient_buckets",
-        elements > 0 ? elements * (s.fp32_model ? 4 : 2) : 2 * 25.0 * 1024 * 1024);
+        elements > 0 ? elements * (s.fp32_model ? 4 : 2) : 2 * 25.0 * 1024 * 1024, &out.buckets);
   }
-  return buffers;
+  return out;
 }
 
 int64_t LoraParams(const ModelSpec& m, const LoraTargets& t, int64_t rank) {

@@ -74,6 +74,9 @@ struct TrainingState {
   double gradients = 0;
   double master = 0;
   double moments = 0;
+  /// The first gradients backward makes, while every activation is still saved: the head's
+  /// on the last stage, else the stage's last layer's (before any reduce-scatter shards them).
+  double first_gradients = 0;
 };
 
 // Each part of one stage's memory, in bytes per GPU (parameter_memory.cpp).
@@ -82,11 +85,29 @@ TrainingState TrainingStateBytes(const Stage& s, double weights, const Detail& d
 /// Moves what offloading (or a paged optimizer) keeps in host memory out of `state`; returns
 /// the bytes moved.
 double Offload(const Stage& s, TrainingState* state);
-double TrainingBufferBytes(const Stage& s, double gradients, const Detail& d);
 
-/// Saved activations plus the logits (activation_memory.cpp); `offloaded` gains what
-/// activation offloading moves to host memory.
-double TrainingActivationBytes(const Stage& s, const Detail& d, double* offloaded);
+/// Training's buffers on one GPU, by when they are alive.
+struct TrainingBuffers {
+  double steady = 0;   ///< through forward and backward: gathered units, a dequantised weight
+  double buckets = 0;  ///< the data-parallel gradient buckets (GradientResidency says when)
+};
+TrainingBuffers TrainingBufferBytes(const Stage& s, double gradients, const Detail& d);
+
+/// Training's activations on one GPU of a stage, by when they are alive. Forward saves each
+/// layer's tensors; backward, last layer first, frees them as it makes that layer's gradients,
+/// so the first layer's are freed last (memory_model.cpp puts the two moments together).
+struct TrainingActivations {
+  double saved = 0;             ///< saved by every micro-batch in flight, at the end of forward
+  double per_micro_batch = 0;   ///< of which one micro-batch's (the one whose backward runs)
+  double first_layer = 0;       ///< the stage's first layer's saved tensors, one micro-batch
+  double recompute = 0;         ///< recomputation's working set, in backward
+  double backward_working = 0;  ///< gradients flowing through one layer in backward
+  double logits_and_loss = 0;   ///< last stage: logits and loss, at the end of forward
+};
+
+/// Saved activations, the backward working sets and the logits (activation_memory.cpp);
+/// `offloaded` gains what activation offloading moves to host memory.
+TrainingActivations TrainingActivationBytes(const Stage& s, const Detail& d, double* offloaded);
 double InferenceActivationBytes(const Stage& s, const Detail& d);
 
 /// The KV cache of the stage's layers at the workload's concurrency (kv_cache.cpp).

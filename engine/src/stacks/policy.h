@@ -42,6 +42,26 @@ enum class GradientLifetime {
                        ///< tensor's gradient alive (also set by memory_techniques)
 };
 
+/// Whether gradient memory exists while the forward pass runs. The step's peak is the larger of
+/// the end of forward (saved activations, logits and what gradient memory survives) and the end
+/// of backward (every gradient, the first layer's saved tensors): memory_model.cpp.
+/// The defaults are plain PyTorch: `optimizer.zero_grad()` sets every `.grad` to None
+/// (set_to_none=True, the default since PyTorch 2.0; torch.optim.Optimizer.zero_grad docs), so
+/// a step's gradients are created by its backward; DDP's Reducer builds its all-reduce buckets
+/// once, at construction (torch/nn/parallel/distributed.py, gradient_as_bucket_view docs), so
+/// they stay allocated between steps. Across the micro-batches of one step every stack keeps the
+/// gradients (autograd accumulates into `.grad`), which needs no policy.
+struct GradientResidency {
+  /// ZeRO 0-2: the gradients live in a buffer allocated once and zeroed in place, not freed,
+  /// so they are alive through every forward (Megatron's contiguous main_grad buffer).
+  bool kept_between_steps = false;
+  /// ZeRO-3: the same for the sharded gradient partitions (DeepSpeed stage 3's flat buffer).
+  bool kept_between_steps_zero3 = false;
+  /// The data-parallel reduction's buckets (buffers.gradient_buckets) stay allocated between
+  /// steps; false when the stack allocates them in each backward and frees them at the step.
+  bool buckets_kept_between_steps = true;
+};
+
 /// What the data-parallel reduction holds besides the gradients themselves.
 struct GradientBuckets {
   /// ZeRO-0: a flat copy of every gradient for the all-reduce (PyTorch DDP with
@@ -86,6 +106,7 @@ struct TrainingPolicy {
   StateDtype optimizer_states = StateDtype::kFp32;
   SavedActivations saved;
   GradientLifetime gradients = GradientLifetime::kUntilStep;
+  GradientResidency residency;
   bool fp32_grad_accumulation = false;  ///< 16-bit training accumulates gradients in fp32
   GradientBuckets buckets;
   ParamGather gather;

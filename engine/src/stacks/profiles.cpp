@@ -107,7 +107,10 @@ StackProfile PytorchFsdp() {
       "limit_all_gathers keeps two units gathered (the one computing and the one "
       "prefetched) plus the root (torch.distributed.fsdp docs)",
       "DDP gradient buckets of bucket_cap_mb 25 MiB; tensor and pipeline parallel as "
-      "torchtitan composes them with FSDP2"};
+      "torchtitan composes them with FSDP2",
+      "gradients exist from backward to the step: FSDP2's sharded gradients are the "
+      "parameters' .grad, which optimizer.zero_grad() sets to None (set_to_none=True, "
+      "PyTorch's default since 2.0); across micro-batches the sharded gradients accumulate"};
   return f;
 }
 
@@ -118,11 +121,17 @@ StackProfile DeepSpeed() {
   f.layouts.model_parallel = false;
   f.training.buckets.bucket_elements = 5e8;
   f.training.gather.prefetch_elements = 5e7;
+  f.training.residency.kept_between_steps_zero3 = true;
+  f.training.residency.buckets_kept_between_steps = false;
   f.sources = {
       "ZeRO-1/2: a contiguous gradient bucket of reduce_bucket_size 5e8 elements in the "
       "16-bit training dtype (deepspeed/runtime/zero/config.py; contiguous_gradients on)",
       "ZeRO-3: stage3_prefetch_bucket_size 5e7 parameters gathered ahead of the one in use",
-      "data parallel only here: no tensor or pipeline parallelism with ZeRO-2/3"};
+      "data parallel only here: no tensor or pipeline parallelism with ZeRO-2/3",
+      "ZeRO-1/2 allocate the IPG bucket in each backward() and free it with the partitioned "
+      "gradients (grads_in_partition) at the step, _release_ipg_buffers in "
+      "deepspeed/runtime/zero/stage_1_and_2.py; ZeRO-3 allocates its gradient partitions "
+      "once, as grad_partitions_flat_buffer (stage3.py), kept between steps"};
   return f;
 }
 
@@ -133,6 +142,7 @@ StackProfile Megatron() {
   f.layouts.max_zero = 1;
   f.training.fp32_grad_accumulation = true;
   f.training.buckets.copy_for_allreduce = false;
+  f.training.residency.kept_between_steps = true;
   f.sources = {
       "--use-distributed-optimizer shards the fp32 master weights and Adam moments over "
       "data-parallel ranks (ZeRO-1); no ZeRO-2/3",
@@ -140,7 +150,10 @@ StackProfile Megatron() {
       "per parameter, 6 + 12/d with the distributed optimizer (Megatron-LM "
       "docs/source/api-guide/dist_optimizer.md)",
       "gradients live in one contiguous buffer that the all-reduce works on: no second "
-      "copy as PyTorch DDP's buckets make"};
+      "copy as PyTorch DDP's buckets make",
+      "that buffer (ParamAndGradBuffer of megatron/core/distributed/"
+      "distributed_data_parallel.py) is allocated once; zero_grad_buffer() zeroes it in "
+      "place at each iteration, so the gradients' memory is alive through forward too"};
   return f;
 }
 
