@@ -323,8 +323,8 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
         Unused("/precision/quantize_lm_head", "applies to int8 and the 4-bit formats"));
   }
   // The contract's default: fp32 moments beside an fp32 master copy; without one, the
-  // parameter's dtype (torch.optim creates its state with zeros_like(param)). A stack's own
-  // rule (Megatron's and DeepSpeed's fp32 states) stands when the request names none.
+  // parameter's dtype (torch.optim creates its state with zeros_like(param)). With a master
+  // copy and no value given, the stack's own rule stands.
   const bool pure = req.precision.master == MasterWeights::kNone;
   const bool training = req.workload.IsTraining();
   const std::string states =
