@@ -112,14 +112,17 @@ std::optional<CaseResult> RunCase(const Engine& engine, const Json& c, const std
   return row;
 }
 
+// Time kinds refit within their kind; every memory kind is one family (no constant fitted).
+std::string Family(const std::string& kind) {
+  return kind == "training" || kind == "decode" ? kind : "memory";
+}
+
 // The scored cases' log ratios, by group and by framework.
 struct Errors {
   void Add(const CaseResult& row) {
     const double log_ratio = std::log(row.predicted / row.measured);
     by_group[row.group].push_back(std::fabs(log_ratio));
-    // Leave-one-group-out refits within the time kinds; every memory kind is one family.
-    signed_by_group[row.group] =
-        row.kind == "training" || row.kind == "decode" ? row.kind : "memory";
+    signed_by_group[row.group] = Family(row.kind);
     signed_logs[row.group].push_back(log_ratio);
     by_framework[row.framework.empty() ? "(none)" : row.framework].push_back(log_ratio);
   }
@@ -159,17 +162,24 @@ void PrintFrameworks(const Errors& e) {
   }
 }
 
+// The fit's scale had `group` not been in it: the median signed log ratio of the other groups of
+// its family (each group is one family: training, decode or memory).
+double ShiftWithout(const std::map<std::string, std::vector<double>>& logs,
+                    const std::map<std::string, std::string>& family, const std::string& group) {
+  std::vector<double> others;
+  for (const auto& [h, other_logs] : logs) {
+    if (h != group && family.at(h) == family.at(group)) {
+      others.insert(others.end(), other_logs.begin(), other_logs.end());
+    }
+  }
+  return Median(others);
+}
+
 void PrintLeaveOneGroupOut(Errors* e) {
   std::printf("\n%-40s %22s\n", "group (left out)", "median |log| after refit");
   double logo_sum = 0;
   for (const auto& [g, logs] : e->signed_logs) {
-    std::vector<double> others;
-    for (const auto& [h, other_logs] : e->signed_logs) {
-      if (h != g && e->signed_by_group[h] == e->signed_by_group[g]) {
-        others.insert(others.end(), other_logs.begin(), other_logs.end());
-      }
-    }
-    const double shift = Median(others);
+    const double shift = ShiftWithout(e->signed_logs, e->signed_by_group, g);
     std::vector<double> errs;
     for (double r : logs) errs.push_back(std::fabs(r - shift));
     const double med = Median(errs);
@@ -224,33 +234,22 @@ int Validate(const Engine& engine, const std::string& path, const std::string& c
 
 namespace {
 
-// Time kinds refit within their kind; every memory kind is one family (no constant fitted).
-std::string Family(const std::string& kind) {
-  return kind == "training" || kind == "decode" ? kind : "memory";
-}
-
 // Each case's log(predicted / measured) had its own source not been in the fit: for the fitted
 // time cases the fit's scale moves by the median log ratio of the other sources of the same
 // kind (as the leave-one-group-out report above); memory has nothing fitted.
 std::vector<double> LeaveOneSourceOut(const std::vector<const CaseResult*>& rows) {
-  std::map<std::pair<std::string, std::string>, std::vector<double>> logs;  // family, group
+  // A source with cases of two families (training and decode) is one group in each.
+  const auto key = [](const CaseResult* r) { return Family(r->kind) + '\n' + r->group; };
+  std::map<std::string, std::vector<double>> logs;  // family and group -> signed log ratios
+  std::map<std::string, std::string> family;        // family and group -> family
   for (const CaseResult* r : rows) {
-    logs[{Family(r->kind), r->group}].push_back(std::log(r->predicted / r->measured));
+    logs[key(r)].push_back(std::log(r->predicted / r->measured));
+    family[key(r)] = Family(r->kind);
   }
   std::vector<double> out;
   for (const CaseResult* r : rows) {
     const double own = std::log(r->predicted / r->measured);
-    if (!r->fitted) {
-      out.push_back(own);
-      continue;
-    }
-    std::vector<double> others;
-    for (const auto& [key, v] : logs) {
-      if (key.first == Family(r->kind) && key.second != r->group) {
-        others.insert(others.end(), v.begin(), v.end());
-      }
-    }
-    out.push_back(own - Median(others));
+    out.push_back(r->fitted ? own - ShiftWithout(logs, family, key(r)) : own);
   }
   return out;
 }

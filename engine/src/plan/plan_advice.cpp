@@ -5,16 +5,11 @@
 #include <cstdio>
 
 #include "core/units.h"
-#include "physics/reliability.h"
 #include "plan/batch_defaults.h"
 #include "plan/search.h"
 
 namespace gpuplan::plan_search {
 namespace {
-
-int64_t MaxGpus(const Request& r) {
-  return r.constraints.max_gpus > 0 ? r.constraints.max_gpus : 64;
-}
 
 // Seed 000's order of remedies when memory is a little short: a smaller batch (or sequence),
 // then recomputation, a loss that does not hold all logits, a lighter optimizer; sharding and
@@ -68,10 +63,10 @@ std::optional<Lever> BiggerCard(const Request& setup, int64_t count,
 bool MeetsConstraints(const Request& base, const Request& setup, double time_factor) {
   const Constraints& k = base.constraints;
   if (k.deadline_s <= 0 && k.budget_usd <= 0) return true;
-  const TrainingPerf t = EstimateTraining(setup, CountParams(setup.model));
+  const ParamCounts c = CountParams(setup.model);
+  const TrainingPerf t = EstimateTraining(setup, c);
   const double factor = time_factor > 0 ? time_factor : 1;
-  const double wall =
-      (t.time_s + EstimateReliability(setup, CountParams(setup.model), t).expected_lost_s) * factor;
+  const double wall = WallClockSeconds(setup, c, t) * factor;
   if (k.deadline_s > 0 && wall > k.deadline_s) return false;
   const double price = PricePerGpuHour(setup);
   return k.budget_usd <= 0 ||

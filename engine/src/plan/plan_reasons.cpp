@@ -32,10 +32,6 @@ std::string Usd(double usd) {
   return Say(usd < 100 ? "$%.2f" : "$%.0f", usd);
 }
 
-double MaxGpus(const Request& r) {
-  return D(r.constraints.max_gpus > 0 ? r.constraints.max_gpus : 64);
-}
-
 PlanRejection MemoryRejection(const Request& base, const GpuSpec& g, const CardSearch& cs) {
   const bool known = !std::isinf(cs.closest_need);
   const std::string need =
@@ -43,7 +39,7 @@ PlanRejection MemoryRejection(const Request& base, const GpuSpec& g, const CardS
   // Serving splits a replica over one server at most (tensor parallel inside a node).
   const std::string where =
       base.workload.IsTraining()
-          ? Say("on up to %.0f cards", MaxGpus(base))
+          ? Say("on up to %.0f cards", D(MaxGpus(base)))
           : Say("on one server of %lld (a replica's tensor parallel stays inside a node)",
                 static_cast<long long>(std::min<int64_t>(8, g.gpus_per_node)));
   return {g.id,
@@ -53,7 +49,7 @@ PlanRejection MemoryRejection(const Request& base, const GpuSpec& g, const CardS
               where.c_str(), need.c_str(), base.headroom * 100, g.memory_bytes / kGiB),
           {{"need_bytes", known ? cs.closest_need : -1},
            {"capacity_bytes", g.memory_bytes},
-           {"max_gpus", MaxGpus(base)}},
+           {"max_gpus", D(MaxGpus(base))}},
           "/constraints/max_gpus"};
 }
 
@@ -90,15 +86,15 @@ PlanRejection DeadlineRejection(const Request& base, const GpuSpec& g, const Car
   const double needed = std::ceil(cs.one_gpu_bound_s / deadline);
   params["cards_needed_at_least"] = needed;
   if (needed > D(cs.largest_count) || cs.fastest_fit_count >= cs.largest_count) {
-    params["max_gpus"] = MaxGpus(base);
+    params["max_gpus"] = D(MaxGpus(base));
     return {g.id, "exceeds_max_gpus",
             needed > D(cs.largest_count)
                 ? Say("meeting the deadline needs at least %.0f cards even with perfect scaling, "
                       "more than max_gpus %.0f; %s",
-                      needed, MaxGpus(base), fastest.c_str())
+                      needed, D(MaxGpus(base)), fastest.c_str())
                 : Say("the fastest setup uses all the cards max_gpus %.0f allows: %s; more cards "
                       "would be faster",
-                      MaxGpus(base), fastest.c_str()),
+                      D(MaxGpus(base)), fastest.c_str()),
             params, "/constraints/max_gpus"};
   }
   if (cs.batch_blocked_count > cs.fastest_fit_count) {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/units.h"
+#include "physics/reliability.h"
 #include "plan/batch_defaults.h"
 #include "plan/search.h"
 
@@ -21,6 +22,10 @@ namespace plan_search {
 
 double PricePerGpuHour(const Request& q) {
   return q.usd_per_gpu_hour >= 0 ? q.usd_per_gpu_hour : q.gpu.usd_per_hour.value_or(-1);
+}
+
+double WallClockSeconds(const Request& q, const ParamCounts& c, const TrainingPerf& t) {
+  return t.time_s + EstimateReliability(q, c, t).expected_lost_s;
 }
 
 void Track(CardSearch* cs, const Request& q, const FitCheck& f, int64_t count) {

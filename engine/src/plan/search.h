@@ -27,6 +27,16 @@ inline bool Better(const std::vector<double>& a, const std::vector<double>& b) {
 /// The card's price per GPU-hour (the request's override first); negative when unpriced.
 double PricePerGpuHour(const Request& q);
 
+/// The count limit: constraints.max_gpus, 64 when none is given.
+inline int64_t MaxGpus(const Request& r) {
+  return r.constraints.max_gpus > 0 ? r.constraints.max_gpus : 64;
+}
+
+/// A run's wall-clock time, the rule a deadline is judged by: its time plus what its expected
+/// interruptions cost (MISSION M15: rework since the last checkpoint, restarts, checkpoint
+/// writes).
+double WallClockSeconds(const Request& q, const ParamCounts& c, const TrainingPerf& t);
+
 /// The smallest need among the setups of one count that do not fit.
 struct Miss {
   double need = kInf;  ///< per-GPU bytes with headroom

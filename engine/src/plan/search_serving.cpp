@@ -47,7 +47,7 @@ std::vector<WeightFormat> Formats(const Request& base, const GpuSpec& g) {
 CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCounts& c,
                          Ranking ranking) {
   CardSearch cs;
-  const int64_t max_gpus = base.constraints.max_gpus > 0 ? base.constraints.max_gpus : 64;
+  const int64_t max_gpus = MaxGpus(base);
   cs.largest_count = max_gpus;
   const bool offline = base.workload.mode == InferenceMode::kOffline;
   for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(max_gpus, g.gpus_per_node)); tp *= 2) {

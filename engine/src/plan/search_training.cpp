@@ -6,7 +6,6 @@
 #include <cmath>
 #include <set>
 
-#include "physics/reliability.h"
 #include "plan/search.h"
 
 namespace gpuplan::plan_search {
@@ -132,10 +131,8 @@ void Search::Consider(int64_t n, const TrainingSetup& s, bool* stop_micro_batche
   }
   cs->fit_any = true;
   const Constraints& k = base.constraints;
-  // A deadline is met by the wall-clock time, interruptions included (MISSION M15: rework
-  // since the last checkpoint, restarts, checkpoint writes).
-  const double wall =
-      k.deadline_s > 0 ? t.time_s + EstimateReliability(q, c, t).expected_lost_s : t.time_s;
+  // A deadline is met by the wall-clock time, interruptions included.
+  const double wall = k.deadline_s > 0 ? WallClockSeconds(q, c, t) : t.time_s;
   if (wall < cs->fastest_fit_s) {
     cs->fastest_fit_s = wall;
     cs->fastest_fit_count = n;
@@ -221,8 +218,7 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
             ? request.workload.tokens * TrainingFlopsPerToken(s.q, c).model_per_token / s.peak_eff
             : 0;
   }
-  const int64_t max_gpus = request.constraints.max_gpus > 0 ? request.constraints.max_gpus : 64;
-  std::vector<int64_t> counts = PlanCounts(max_gpus, g.gpus_per_node);
+  std::vector<int64_t> counts = PlanCounts(MaxGpus(request), g.gpus_per_node);
   cs.largest_count = counts.back();
   const bool count_first = CountFirst(ranking);
   // Time favours large counts: search downwards so the time bound prunes early.
