@@ -376,7 +376,57 @@ std::vector<Band> Bands(const std::vector<CaseResult>& all) {
   return out;
 }
 
+// Every file together, per kind: the mean over sources of each source's median error, in
+// sample and leave-one-source-out (the figures issue #16's aims are stated in).
+struct Overall {
+  std::string kind;
+  size_t cases = 0;
+  size_t groups = 0;
+  double in_sample = 0;  ///< mean over sources of their median |log(pred/meas)|
+  double held_out = 0;   ///< the same, each case's ratio leave-one-source-out
+};
+
+std::vector<Overall> OverallByKind(const std::vector<CaseResult>& all) {
+  std::vector<const CaseResult*> scored;
+  for (const CaseResult& r : all) {
+    if (r.scored && r.predicted > 0 && r.measured > 0 && r.kind != "kv_cache") scored.push_back(&r);
+  }
+  const std::vector<double> loso = LeaveOneSourceOut(scored);
+  // kind -> group -> (|log| in sample, |log| leave-one-source-out)
+  std::map<std::string, std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>>
+      by_kind;
+  for (size_t i = 0; i < scored.size(); ++i) {
+    const CaseResult& r = *scored[i];
+    auto& g = by_kind[r.kind][r.group];
+    g.first.push_back(std::fabs(std::log(r.predicted / r.measured)));
+    g.second.push_back(std::fabs(loso[i]));
+  }
+  std::vector<Overall> out;
+  for (const auto& [kind, groups] : by_kind) {
+    Overall o;
+    o.kind = kind;
+    o.groups = groups.size();
+    for (const auto& [group, logs] : groups) {
+      o.in_sample += Median(logs.first) / static_cast<double>(groups.size());
+      o.held_out += Median(logs.second) / static_cast<double>(groups.size());
+      o.cases += logs.first.size();
+    }
+    out.push_back(o);
+  }
+  return out;
+}
+
+void PrintOverall(const std::vector<CaseResult>& all) {
+  std::printf("\n%-10s %6s %7s %24s %28s\n", "all files", "cases", "groups",
+              "mean of group medians", "leave-one-source-out mean");
+  for (const Overall& o : OverallByKind(all)) {
+    std::printf("%-10s %6zu %7zu %23.1f%% %27.1f%%\n", o.kind.c_str(), o.cases, o.groups,
+                100 * o.in_sample, 100 * o.held_out);
+  }
+}
+
 void PrintBands(const std::vector<CaseResult>& all) {
+  PrintOverall(all);
   std::printf("\n%-10s %-14s %6s %7s %12s %12s %14s %10s %10s\n", "band", "framework", "cases",
               "groups", "pred/meas lo", "pred/meas hi", "median |log|", "holds", "held out");
   for (const Band& b : Bands(all)) {
@@ -400,10 +450,22 @@ std::string AccuracyPage(const std::vector<CaseResult>& all, std::string_view en
     << "<title>gpuplan accuracy</title><link rel=\"stylesheet\" href=\"style.css\"></head>\n"
     << "<body><main>\n<h1>How close gpuplan's estimates are to published measurements</h1>\n"
     << "<p>Written by <code>gpuplan validate tests/reference/memory_cases.json "
-       "tests/reference/perf_cases.json --html web/accuracy.html</code> with engine "
+       "tests/reference/perf_cases.json tests/reference/cases/*.json --html "
+       "web/accuracy.html</code> with engine "
     << Escape(std::string(engine_version)) << " and catalog " << Escape(catalog_version)
     << ". Each case is a published measurement (its source is given) run through the "
        "estimate with the setup the source describes. <a href=\"./\">Back to the planner</a>.</p>\n"
+    << "<h2>Every source together</h2>\n<p>Per kind of figure: the mean over sources of each "
+       "source's median error, in sample and with each case leave-one-source-out (the fitted "
+       "time constants refit without its source; memory has nothing fitted).</p>\n"
+    << "<div class=\"table-wrap\"><table><thead><tr><th>figure</th><th>scored cases</th>"
+       "<th>sources</th><th>in sample</th><th>leave-one-source-out</th></tr></thead><tbody>\n";
+  for (const Overall& o : OverallByKind(all)) {
+    h << "<tr><td>" << Escape(o.kind) << "</td><td>" << o.cases << "</td><td>" << o.groups
+      << "</td><td>" << Pct(std::exp(o.in_sample)) << "</td><td>" << Pct(std::exp(o.held_out))
+      << "</td></tr>\n";
+  }
+  h << "</tbody></table></div>\n"
     << "<h2>Error bands</h2>\n<p>The range the planner shows around a figure: the predicted / "
        "measured ratios of that kind of figure, 5th to 95th percentile (the extremes below 20 "
        "cases), each case's ratio taken leave-one-source-out (as if its source had not been in "

@@ -215,6 +215,23 @@ Json Training(const char* framework, int gpus, int zero) {
   return q;
 }
 
+TEST(Launch, TorchtuneRunsItsRecipeWithConfigOverrides) {
+  // `tune run` takes torchrun's options, the recipe and key=value overrides of its config
+  // (torchtune/_cli/run.py; recipes/configs/llama3_1/8B_full.yaml).
+  const Json l = Launch(Training("torchtune", 8, 3));
+  const std::string cmd = l["command"];
+  EXPECT_EQ(cmd.rfind("tune run --nnodes 1 --nproc_per_node 8", 0), 0u) << cmd;
+  for (const char* part :
+       {"full_finetune_distributed", "--config CONFIG", "batch_size=2",
+        "gradient_accumulation_steps=4", "tokenizer.max_seq_len=4096", "dtype=bf16",
+        "enable_activation_checkpointing=True", "compile=False", "optimizer_in_bwd=False"}) {
+    EXPECT_NE(cmd.find(part), std::string::npos) << part << " missing from\n" << cmd;
+  }
+  EXPECT_EQ(l["framework"], "torchtune");
+  const std::string one = Launch(Training("torchtune", 1, 0))["command"];
+  EXPECT_NE(one.find("tune run \\\n  full_finetune_single_device"), std::string::npos) << one;
+}
+
 TEST(Launch, FsdpRunsUnderTorchrunWithItsConfigFile) {
   const Json l = Launch(Training(nullptr, 16, 3));
   const std::string cmd = l["command"];

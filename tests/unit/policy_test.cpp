@@ -90,6 +90,48 @@ TEST(Policy, SavedActivationsAddWhatEachOpKeeps) {
   EXPECT_DOUBLE_EQ(extra([](SavedActivations* s) { s->gated_mlp_tensors = 2; }), -268435456);
 }
 
+TEST(Policy, AnFp32NormWithAFrozenScaleKeepsOnlyItsUpcast) {
+  // LoRA: the norms' scales are frozen, so each fp32 norm keeps its fp32 input in place of
+  // the bf16 one, (4 - 2) x 2048 bytes, and no normalised value: 2 norms x 4096 = 8,192 bytes
+  // per token and layer; x 512 tokens x 16 layers = 67,108,864.
+  Json lora = OneB({{"kind", "lora"}, {"micro_batch", 1}, {"seq_len", 512}, {"lora_rank", 16}},
+                   {{"gpus", 1}});
+  const Request r = Parse(lora);
+  const double base = Detail(EstimateSetup(r, false), "activations.layers");
+  EXPECT_DOUBLE_EQ(Detail(With(r, [](StackProfile* p) { p->training.saved.norm_fp32_copy = true; }),
+                          "activations.layers") -
+                       base,
+                   67108864);
+}
+
+TEST(Policy, ContextParallelRingHoldsEveryChunkUntilTheLayersForwardEnds) {
+  // cp 2 over 4096 tokens: 2048 a rank. K and V 512 wide each: 2048 x 2 bytes x 1024 =
+  // 4,194,304; the output 2048 wide: 8,388,608. Two chunks of both, plus the output's fp32
+  // sum (x 2): 2 x 12,582,912 + 16,777,216 = 41,943,040 bytes.
+  const Request r = Parse(OneB(FullFinetune(1, 4096), {{"gpus", 2}, {"cp", 2}}));
+  EXPECT_DOUBLE_EQ(Detail(EstimateSetup(r, false), "activations.context_parallel_ring"), 41943040);
+}
+
+TEST(Policy, AnUnshardedPipelineStageGathersOnceAndHoldsFp32Gradients) {
+  // ZeRO-3 over 4 data-parallel ranks, pp 2, 4 micro-batches. Stage 0: 8 layers of
+  // 60,821,504 parameters and the 262,668,288-entry token table: 749,240,320 parameters,
+  // whose unsharded fp32 gradients add 2,996,961,280 bytes; its 8 layers stay gathered:
+  // 6 more than the 2 FSDP holds, at 121,643,008 bf16 bytes each.
+  Json j = OneB(FullFinetune(1, 512, 4), {{"gpus", 8}, {"pp", 2}, {"zero", 3}});
+  j["memory_techniques"]["chunked_loss"] = true;
+  const Request r = Parse(j);
+  const Estimate plain = EstimateSetup(r, false);
+  const Estimate kept =
+      With(r, [](StackProfile* p) { p->training.gather.unsharded_under_pp = true; });
+  ASSERT_EQ(kept.memory.stage, 0);
+  ASSERT_EQ(plain.memory.stage, 0);
+  EXPECT_DOUBLE_EQ(Detail(kept, "gradients.all") - Detail(plain, "gradients.all"), 2996961280.0);
+  EXPECT_DOUBLE_EQ(Detail(kept, "buffers.gathered_units") - Detail(plain, "buffers.gathered_units"),
+                   6 * 121643008.0);
+  // One gather a step instead of two per micro-batch: 1/8 of the gathers' time.
+  EXPECT_NEAR(kept.training.dp_gather_s / plain.training.dp_gather_s, 1.0 / 8, 1e-12);
+}
+
 TEST(Policy, GradientsSteppedInBackwardAreOneTensor) {
   // The largest tensor is the (tied) embedding: 128256 x 2048 = 262,668,288 bf16 gradients.
   const Request r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 1}}));
@@ -186,6 +228,36 @@ TEST(Policy, OverlapHidesOnlyWhatTheStackOverlaps) {
   EXPECT_GT(np.dp_gather_s / np.dp_comm_s, 0.6);  // 2/3 of the bytes, with their latencies
 }
 
+TEST(StackProfiles, TorchtuneTrainsPureBf16WithItsEagerExtras) {
+  // torchtune's full fine-tune: no master copy by default, so AdamW's moments are bf16,
+  // 4 bytes a parameter. Its eager blocks keep, per token and layer, the fp32 norm inputs and
+  // normalised values, 2 norms x 4 x 2048 = 16,384 bytes, and K and V expanded from 8 to 32
+  // heads, 2 x 2 x 1536 = 6,144: 22,528 x 512 x 16 = 184,549,376 bytes more than plain
+  // PyTorch's fused count.
+  Json j = OneB(FullFinetune(1, 512), {{"gpus", 1}});
+  const Estimate plain = EstimateSetup(Parse(j), false);
+  j["framework"] = "torchtune";
+  const Estimate tune = EstimateSetup(Parse(j), false);
+  EXPECT_DOUBLE_EQ(Detail(tune, "optimizer_states.master_weights"), 0);
+  EXPECT_DOUBLE_EQ(Detail(tune, "optimizer_states.moments"), 4 * kParams);
+  EXPECT_DOUBLE_EQ(Detail(tune, "activations.layers") - Detail(plain, "activations.layers"),
+                   184549376);
+}
+
+TEST(StackProfiles, GradientReductionOverlapsAsEachProjectDefaults) {
+  // DeepSpeed's overlap_comm is on at ZeRO-3 only; Megatron-LM's --overlap-grad-reduce is
+  // off unless given: the whole reduction is exposed.
+  const auto exposed = [](const char* fw, int zero) {
+    Json j = OneB(FullFinetune(4, 4096), {{"gpus", 8}, {"zero", zero}});
+    j["framework"] = fw;
+    const TrainingPerf t = EstimateSetup(Parse(j), false).training;
+    return t.dp_exposed_s / t.dp_comm_s;
+  };
+  EXPECT_DOUBLE_EQ(exposed("deepspeed", 2), 1);
+  EXPECT_DOUBLE_EQ(exposed("megatron", 1), 1);
+  EXPECT_LT(exposed("deepspeed", 3), 0.5);
+}
+
 const GpuSpec& Card(const char* id) { return *testing::ShippedCatalog().FindGpu(id); }
 
 TEST(StackProfiles, ServingCapsAndReserveFollowTheCard) {
@@ -228,7 +300,7 @@ TEST(StackProfiles, LayoutsEachStackOffers) {
 }
 
 TEST(StackProfiles, EveryProfileIsFoundByItsIdAndCitesItsSources) {
-  ASSERT_EQ(Stacks().size(), 7u);
+  ASSERT_EQ(Stacks().size(), 8u);
   for (const StackProfile& s : Stacks()) {
     EXPECT_EQ(FindStack(s.id), &s) << s.id;
     EXPECT_FALSE(s.Sources().empty()) << s.id;

@@ -342,9 +342,63 @@ void TrainerLaunch(const Request& r, const Estimate& e, const std::string& fw,
   l->command = Join(Torchrun(e, p, "train.py"), a);
 }
 
+// torchtune's `tune run` (torchtune/_cli/run.py: torchrun's options, then the recipe): the
+// recipe by method and GPU count, and the configuration keys its recipes read (recipes/
+// configs/llama3_1/8B_lora.yaml and 8B_full.yaml; tensor_parallel_dim and
+// context_parallel_dim in recipes/full_finetune_distributed.py).
+void TorchtuneLaunch(const Request& r, const Estimate& e, Launch* l) {
+  const Workload& w = r.workload;
+  const Parallel& p = r.parallel;
+  const bool peft = w.IsPeft();
+  const std::string recipe = std::string(peft ? "lora_finetune" : "full_finetune") +
+                             (p.gpus > 1 ? "_distributed" : "_single_device");
+  std::string run = "tune run";
+  if (p.gpus > 1) {
+    const int64_t per_node = std::max<int64_t>(1, e.gpus_per_node_used);
+    run +=
+        " --nnodes " + N((p.gpus + per_node - 1) / per_node) + " --nproc_per_node " + N(per_node);
+  }
+  Args a = {
+      {recipe, ""},
+      {"--config", "CONFIG"},
+      {"batch_size=" + N(w.micro_batch), ""},
+      {"gradient_accumulation_steps=" + N(w.grad_accum), ""},
+      {"tokenizer.max_seq_len=" + N(w.seq_len), ""},
+      {std::string("dtype=") + (r.precision.weights == WeightFormat::kFp32 ? "fp32" : "bf16"), ""},
+      {std::string("enable_activation_checkpointing=") +
+           (r.techniques.recompute == Recompute::kFull ? "True" : "False"),
+       ""},
+      {std::string("compile=") + (r.training.compile ? "True" : "False"), ""}};
+  if (peft) a.emplace_back("model.lora_rank=" + N(w.lora_rank), "");
+  if (!peft) {
+    a.emplace_back(
+        std::string("optimizer_in_bwd=") + (r.techniques.optimizer_in_backward ? "True" : "False"),
+        "");
+  }
+  if (r.optimizer == Optimizer::kPagedAdamW8bit) {
+    a.emplace_back("optimizer._component_=bitsandbytes.optim.PagedAdamW8bit", "");
+  }
+  l->notes.push_back(
+      "CONFIG is torchtune's configuration for the model and method (`tune ls` lists them, "
+      "e.g. llama3_1/8B_lora" +
+      std::string(w.kind == WorkloadKind::kQlora ? ", or a qlora one" : "") + ")");
+  if (w.kind == WorkloadKind::kPretrain) {
+    l->notes.push_back("torchtune fine-tunes: a pretraining run takes its full_finetune recipe");
+  }
+  if (p.tp > 1) a.emplace_back("tensor_parallel_dim=" + N(p.tp), "");
+  if (p.cp > 1) a.emplace_back("context_parallel_dim=" + N(p.cp), "");
+  if (p.pp > 1)
+    l->notes.push_back("torchtune's recipes have no pipeline parallelism: pp is not set");
+  l->command = Join(run, a);
+}
+
 Launch Training(const Request& r, const Estimate& e, const std::string& fw) {
   Launch l;
   l.framework = fw;
+  if (fw == "torchtune") {
+    TorchtuneLaunch(r, e, &l);
+    return l;
+  }
   const std::string repo = Repo(r, &l.notes);
   if (fw == "megatron") {
     l.command = Join(Torchrun(e, r.parallel, "pretrain_gpt.py"), MegatronArgs(r));

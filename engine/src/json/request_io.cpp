@@ -291,8 +291,9 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   req.precision.kv_cache = ParseKvFormat(kv).value_or(KvFormat::kBf16);
   const bool sixteen =
       wf == WeightFormat::kBf16 || wf == WeightFormat::kFp16 || wf == WeightFormat::kFp8;
+  const bool master_copy = full && sixteen && StackOf(req).training.master_copy;
   const std::string master =
-      r.EnumOr("master_weights", full && sixteen ? "fp32" : "none", {"fp32", "none"});
+      r.EnumOr("master_weights", master_copy ? "fp32" : "none", {"fp32", "none"});
   req.precision.master = master == "fp32" ? MasterWeights::kFp32 : MasterWeights::kNone;
   if (master == "fp32" && (wf == WeightFormat::kFp32 || wf == WeightFormat::kTf32)) {
     out->warnings.push_back(
@@ -465,7 +466,8 @@ void ReadOverlap(const Json* v, const std::string& path, const ReadContext& ctx,
     if (given) *into = value;
   };
   flag("tp_comm", stack.tp_comm, &o.tp_comm_overlap);
-  flag("grad_reduce", stack.grad_reduce, &o.grad_reduce_overlap);
+  flag("grad_reduce", out->request.parallel.zero >= 3 ? stack.grad_reduce_zero3 : stack.grad_reduce,
+       &o.grad_reduce_overlap);
   flag("param_gather", stack.param_gather, &o.param_gather_overlap);
   r.RejectUnknown();
 }
@@ -620,8 +622,9 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
   ReadModel(top.Raw("model"), catalog, ctx, out);
   // Before the workload and the layout, whose defaults (prefill chunk, ZeRO stage) it sets.
   if (top.Has("framework")) {
-    if (const auto id = top.Enum("framework", {"vllm", "sglang", "tensorrt_llm", "llama_cpp",
-                                               "pytorch_fsdp", "deepspeed", "megatron"})) {
+    if (const auto id =
+            top.Enum("framework", {"vllm", "sglang", "tensorrt_llm", "llama_cpp", "pytorch_fsdp",
+                                   "deepspeed", "megatron", "torchtune"})) {
       out->request.framework = FindStack(*id);
       out->normalized["framework"] = *id;
     }
@@ -633,7 +636,7 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
       ctx.Error("framework_mismatch", "/framework",
                 std::string(fw->name) +
                     (fw->serving ? " is a serving engine; a training workload takes "
-                                   "pytorch_fsdp, deepspeed or megatron"
+                                   "pytorch_fsdp, deepspeed, megatron or torchtune"
                                  : " is a training stack; inference takes vllm, sglang, "
                                    "tensorrt_llm or llama_cpp"));
     }

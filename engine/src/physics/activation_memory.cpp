@@ -26,14 +26,18 @@ struct ActivationTerms {
 // dropout mask h after attention and one after the MLP. The stack's policy adds what its code
 // keeps beyond that, op by op.
 ActivationTerms LayerActivationTerms(const ModelSpec& m, const SavedActivations& saved,
-                                     bool moe_layer, double a) {
+                                     bool moe_layer, double a, bool norms_train) {
   ActivationTerms t;
   const double h = D(m.hidden);
   t.replicated += a * h * D(m.norms_per_layer);  // norm inputs
   t.replicated += a * h;                         // QKV projection input (norm output)
   t.replicated += a * h;                         // MLP input (norm output)
   if (m.dropout) t.replicated += 2 * h;          // two 1-byte dropout masks
-  if (saved.norm_fp32_copy) t.replicated += 4 * h * D(m.norms_per_layer);
+  if (saved.norm_fp32_copy) {
+    // The fp32 input in place of the 16-bit one, and the normalised value the trained scale
+    // multiplies (policy.h).
+    t.replicated += ((4 - a) + (norms_train ? a : 0)) * h * D(m.norms_per_layer);
+  }
   if (m.IsMla()) {
     // Latents feeding the up-projections: c_kv (+ rope key) and c_q.
     t.replicated += a * D(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim + m.mla.q_lora_rank);
@@ -170,8 +174,8 @@ TrainingActivations TrainingActivationBytes(const Stage& s, const Detail& d, dou
   const double context = D(w.seq_len);
   const bool flash = tech.flash_attention;
   const bool keep_scores = tech.recompute == Recompute::kNone;
-  const ActivationTerms dense_t = LayerActivationTerms(m, saved, false, a);
-  const ActivationTerms moe_t = LayerActivationTerms(m, saved, true, a);
+  const ActivationTerms dense_t = LayerActivationTerms(m, saved, false, a, s.full_training);
+  const ActivationTerms moe_t = LayerActivationTerms(m, saved, true, a, s.full_training);
   const auto layer = [&](const ActivationTerms& t, bool scores) {
     return tokens * PerTokenLayerBytes(t, p, flash, scores, context);
   };
@@ -243,6 +247,18 @@ TrainingActivations TrainingActivationBytes(const Stage& s, const Detail& d, dou
                                    : D(m.intermediate);
     const double grads = m.mlp == MlpKind::kGated ? 2 : 1;
     out.backward_working = 2 * layer_input + tokens * a * grads * width / D(p.tp);
+  }
+  if (p.cp > 1 && l.Count() > 0) {
+    // Ring attention (TransformerEngine's AttnFuncWithCPAndKVP2P) keeps, until a layer's
+    // forward ends, every K/V chunk the ring brought (cp buffers), the partial output of each
+    // step and their fp32 sum; it saves for backward only the local q, one K/V chunk and the
+    // output, as without cp. Its backward passes K/V and their gradients round the ring in
+    // two buffers.
+    const double kv = tokens * a * D(m.KeyWidth() + m.ValueWidth()) / D(p.tp);
+    const double o = tokens * a * D(m.AttnOutWidth()) / D(p.tp);
+    out.forward_working = D(p.cp) * (kv + o) + o * 4 / a;
+    out.backward_working += 4 * kv;
+    d.Record("activations.context_parallel_ring", out.forward_working);
   }
   d.Record("activations.layers", out.saved);
   d.Record("activations.first_layer", out.first_layer);

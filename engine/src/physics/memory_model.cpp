@@ -53,7 +53,8 @@ StepPeak TrainingStepPeak(const Stage& s, const TrainingState& state, const Trai
   Moment& f = peak.end_of_forward;
   f.gradients =
       !stepped_in_backward && (kept || accumulating) ? state.gradients : state.first_gradients;
-  f.activations = (act.saved + act.logits_and_loss) * scale;
+  // The last layer's forward transients are gone before the head makes the logits.
+  f.activations = (act.saved + std::max(act.logits_and_loss, act.forward_working)) * scale;
   f.buffers =
       (buf.steady + (res.buckets_kept_between_steps || accumulating ? buf.buckets : 0)) * scale;
   Moment& b = peak.end_of_backward;

@@ -80,6 +80,13 @@ double LargestUnitParams(const Stage& s) {
                   s.layers.moe > 0 ? UnitParams(s, c.moe_layer) : 0.0);
 }
 
+// The stage stays gathered and accumulates unsharded fp32 gradients through the step
+// (ZeRO-3 under pipeline parallelism, policy.h).
+bool UnshardedUnderPp(const Stage& s) {
+  const Parallel& p = s.in.parallel;
+  return p.zero >= 3 && p.pp > 1 && s.shard > 1 && s.in.training.gather.unsharded_under_pp;
+}
+
 TrainingState FullTrainingState(const Stage& s, double weights) {
   const MemoryInput& in = s.in;
   const Parallel& p = in.parallel;
@@ -93,6 +100,9 @@ TrainingState FullTrainingState(const Stage& s, double weights) {
   const double all = s.params.Total();
   t.weights = p.zero >= 3 ? Sharded(s, weights / std::max(1.0, all)) : weights;
   t.gradients = p.zero >= 2 ? Sharded(s, grad_b) : all * grad_b;
+  // Every micro-batch but the last adds into the unsharded fp32 gradients; the last one's
+  // reduce-scatter makes the sharded ones beside them.
+  if (UnshardedUnderPp(s)) t.gradients += all * 4;
   t.master = p.zero >= 1 ? Sharded(s, master_b) : all * master_b;
   t.moments = p.zero >= 1 ? Sharded(s, opt_bytes) : all * opt_bytes;
   // Backward starts at the loss: the head's gradient comes first on the last stage (a tied
@@ -144,7 +154,7 @@ double GatheredUnits(const Stage& s) {
   const ParamGather& gather = s.in.training.gather;
   const double gathered_bits = s.full_training ? (s.fp32_model ? 32 : 16) : s.linear_bits;
   const double root_unit = s.params.embedding * s.emb_bits / 8 + s.params.lm_head * s.head_bits / 8;
-  if (!gather.reshard_after_forward) {
+  if (!gather.reshard_after_forward || UnshardedUnderPp(s)) {
     const double dense = s.layers.dense > 0 ? D(s.layers.dense) * UnitParams(s, c.dense_layer) : 0;
     const double moe = s.layers.moe > 0 ? D(s.layers.moe) * UnitParams(s, c.moe_layer) : 0;
     return (dense + moe) * gathered_bits / 8 + root_unit;

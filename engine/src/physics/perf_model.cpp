@@ -353,11 +353,17 @@ DpTimes DpTimesOf(const Request& r, const TrainingPolicy& policy, const StepShap
   if (p.zero >= 3) {
     // Parameters all-gathered twice (once without resharding after forward) and gradients
     // reduce-scattered every micro-batch, unit by unit: ZeRO paper section 7's 1.5x volume.
-    const double gathers = policy.gather.reshard_after_forward ? 2 : 1;
+    // A pipeline stage that stays unsharded through the step (policy.h) gathers once and
+    // reduce-scatters its fp32 accumulation once, after the last micro-batch.
+    const bool once = p.pp > 1 && policy.gather.unsharded_under_pp;
+    const double rounds = once ? 1 : mb;
+    const double gathers = policy.gather.reshard_after_forward && !once ? 2 : 1;
+    const double reduced = once ? d.trainable * 4 : grads;
     const double units = s.first_layers + 1;  // the stage's layers and the root unit
-    t.gather_s = mb * gathers * (d.ring * d.shard_params * d.weight_bytes / bw + units * rs_lat);
-    t.reduce_s = mb * (d.ring * grads / bw + units * rs_lat);
-    t.latency_s = mb * (gathers + 1) * units * rs_lat;
+    t.gather_s =
+        rounds * gathers * (d.ring * d.shard_params * d.weight_bytes / bw + units * rs_lat);
+    t.reduce_s = rounds * (d.ring * reduced / bw + units * rs_lat);
+    t.latency_s = rounds * (gathers + 1) * units * rs_lat;
     // The root unit's gradients are complete only when backward reaches the embedding, the
     // last thing it computes: its reduce-scatter follows the step's compute (FSDP paper,
     // Zhao et al., VLDB 2023, section 4: backward prefetching covers every unit but the
@@ -369,8 +375,9 @@ DpTimes DpTimesOf(const Request& r, const TrainingPolicy& policy, const StepShap
     // precedes them to hide behind (Zhao et al. 2023: the first all-gather is exposed), and
     // every micro-batch's forward begins so.
     const double emb_bytes = d.weight_bytes > 2 ? d.weight_bytes : 2;  // 16-bit, fp32 models 4
-    t.first_s = mb * (d.ring * (d.root_params * emb_bytes + d.layer_params * d.weight_bytes) / bw +
-                      2 * rs_lat);
+    t.first_s =
+        rounds *
+        (d.ring * (d.root_params * emb_bytes + d.layer_params * d.weight_bytes) / bw + 2 * rs_lat);
     t.first_s = std::min(t.first_s, t.gather_s);
     return t;
   }

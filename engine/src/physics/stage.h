@@ -103,6 +103,7 @@ struct TrainingActivations {
   double recompute = 0;         ///< recomputation's working set, in backward
   double backward_working = 0;  ///< gradients flowing through one layer in backward
   double logits_and_loss = 0;   ///< last stage: logits and loss, at the end of forward
+  double forward_working = 0;   ///< a layer's forward transients (context parallel's ring)
 };
 
 /// Saved activations, the backward working sets and the logits (activation_memory.cpp);

@@ -28,11 +28,19 @@ enum class StateDtype {
 /// What one transformer block keeps for backward beyond Korthikanti et al.'s count (memory
 /// model, LayerActivationTerms), op by op.
 struct SavedActivations {
-  bool norm_fp32_copy = false;  ///< each norm keeps its input upcast to fp32 (eager RMSNorm)
-  bool rope_fp32_copy = false;  ///< rotary embedding keeps fp32 copies of q and k
-  bool kv_expanded = false;     ///< grouped K and V are repeated to every query head first
-  int gated_mlp_tensors = 4;    ///< gated MLP: gate, up, act(gate), their product
-  int plain_mlp_tensors = 2;    ///< plain MLP: the activation's input and output
+  /// Each norm runs eagerly in fp32 (torchtune modules/rms_norm.py; Hugging Face's
+  /// LlamaRMSNorm): autograd keeps the fp32 upcast of its input in place of the 16-bit input a
+  /// fused norm keeps, and, when the norm's scale trains, the normalised value the scale
+  /// multiplies. With a frozen scale (LoRA) that product saves nothing.
+  bool norm_fp32_copy = false;
+  /// Rotary embedding keeps fp32 copies of q and k: only where the rotation multiplies two
+  /// tensors that both need gradients. torch's mul saves an operand only for the other's
+  /// gradient, and a cos/sin cache needs none, so torchtune's and Hugging Face's fp32 RoPE
+  /// keep nothing extra; no profile sets it.
+  bool rope_fp32_copy = false;
+  bool kv_expanded = false;   ///< grouped K and V are repeated to every query head first
+  int gated_mlp_tensors = 4;  ///< gated MLP: gate, up, act(gate), their product
+  int plain_mlp_tensors = 2;  ///< plain MLP: the activation's input and output
 };
 
 /// How long gradients live.
@@ -79,6 +87,14 @@ struct ParamGather {
   /// Parameters are freed after a unit's forward and gathered again for its backward; false
   /// keeps the stage's gathered parameters from forward to backward (one gather less).
   bool reshard_after_forward = true;
+  /// With pipeline parallelism: the same, and the stage accumulates its gradients unsharded,
+  /// in fp32, until the last micro-batch's backward reduce-scatters them. torchtitan does not
+  /// reshard after forward when pp is on (fsdp.py, get_fsdp_reshard_after_forward_policy),
+  /// and torch's pipelining stage turns FSDP's gradient sync and its resharding after
+  /// backward off for every micro-batch but the last (torch/distributed/pipelining/stage.py,
+  /// backward_maybe_with_nosync); FSDP2 then accumulates unsharded gradients in the reduce
+  /// dtype, float32 in torchtitan's mixed-precision policy.
+  bool unsharded_under_pp = false;
 };
 
 /// Which communication runs behind compute (contract: parallel.overlap).
@@ -87,6 +103,8 @@ struct Overlap {
   /// Gradient reductions run during backward: ZeRO-0/1/2 the buckets of the last
   /// micro-batch's, ZeRO-3 the reduce-scatters of every micro-batch's.
   bool grad_reduce = true;
+  /// The same at ZeRO-3, where a stack defaults differently (DeepSpeed's overlap_comm).
+  bool grad_reduce_zero3 = true;
   bool param_gather = true;  ///< ZeRO-3 parameter gathers prefetched behind compute
 };
 
@@ -103,6 +121,9 @@ struct Pipeline {
 
 /// Everything the training physics reads of a stack.
 struct TrainingPolicy {
+  /// A 16-bit model keeps an fp32 master copy unless the request says otherwise (mixed
+  /// precision); false: the stack trains the 16-bit parameters themselves.
+  bool master_copy = true;
   StateDtype optimizer_states = StateDtype::kFp32;
   SavedActivations saved;
   GradientLifetime gradients = GradientLifetime::kUntilStep;
@@ -184,7 +205,7 @@ struct StackProfile {
   TrainingPolicy training;
   StackLayouts layouts;
   ServingPolicy engine;
-  std::array<const char*, 4> sources{};  ///< where each value comes from (null: no more)
+  std::array<const char*, 6> sources{};  ///< where each value comes from (null: no more)
   /// The sources as a list.
   std::vector<std::string> Sources() const;
 };

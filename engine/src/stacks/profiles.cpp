@@ -6,9 +6,8 @@
 // multi-GPU over PCIe from a version without CUDA graphs; `gpuplan validate` reports each
 // engine's error instead (README, accuracy).
 // Policies a profile does not set keep plain PyTorch's defaults (policy.h), as the engine
-// assumed for every stack before policies existed. Where a project's own default differs
-// (Megatron-LM leaves --overlap-grad-reduce off unless asked; torchtune trains pure bf16 with
-// moments in the parameter's dtype) the profile has yet to say so with its source.
+// assumed for every stack before policies existed; where a project's own default differs,
+// the profile sets it with its source.
 #include "stacks/profiles.h"
 
 #include <algorithm>
@@ -102,6 +101,7 @@ StackProfile PytorchFsdp() {
   f.id = "pytorch_fsdp";
   f.name = "PyTorch FSDP";
   f.layouts.default_zero = 3;
+  f.training.gather.unsharded_under_pp = true;
   f.sources = {
       "FULL_SHARD (ZeRO-3) by default, SHARD_GRAD_OP (ZeRO-2) or NO_SHARD (DDP) on request; "
       "limit_all_gathers keeps two units gathered (the one computing and the one "
@@ -110,7 +110,11 @@ StackProfile PytorchFsdp() {
       "torchtitan composes them with FSDP2",
       "gradients exist from backward to the step: FSDP2's sharded gradients are the "
       "parameters' .grad, which optimizer.zero_grad() sets to None (set_to_none=True, "
-      "PyTorch's default since 2.0); across micro-batches the sharded gradients accumulate"};
+      "PyTorch's default since 2.0); across micro-batches the sharded gradients accumulate",
+      "with pipeline parallelism a stage stays gathered from its first forward to its last "
+      "backward and accumulates its gradients unsharded in fp32 (torchtitan's fsdp.py: no "
+      "reshard after forward when pp is on, reduce dtype float32; torch.distributed."
+      "pipelining's stage.py turns gradient sync off for all but the last micro-batch)"};
   return f;
 }
 
@@ -123,6 +127,7 @@ StackProfile DeepSpeed() {
   f.training.gather.prefetch_elements = 5e7;
   f.training.residency.kept_between_steps_zero3 = true;
   f.training.residency.buckets_kept_between_steps = false;
+  f.training.overlap.grad_reduce = false;
   f.sources = {
       "ZeRO-1/2: a contiguous gradient bucket of reduce_bucket_size 5e8 elements in the "
       "16-bit training dtype (deepspeed/runtime/zero/config.py; contiguous_gradients on)",
@@ -131,7 +136,9 @@ StackProfile DeepSpeed() {
       "ZeRO-1/2 allocate the IPG bucket in each backward() and free it with the partitioned "
       "gradients (grads_in_partition) at the step, _release_ipg_buffers in "
       "deepspeed/runtime/zero/stage_1_and_2.py; ZeRO-3 allocates its gradient partitions "
-      "once, as grad_partitions_flat_buffer (stage3.py), kept between steps"};
+      "once, as grad_partitions_flat_buffer (stage3.py), kept between steps",
+      "overlap_comm defaults to true at ZeRO-3 and false below it (the field validator of "
+      "overlap_comm in deepspeed/runtime/zero/config.py): ZeRO-1/2 reduce after backward"};
   return f;
 }
 
@@ -143,6 +150,8 @@ StackProfile Megatron() {
   f.training.fp32_grad_accumulation = true;
   f.training.buckets.copy_for_allreduce = false;
   f.training.residency.kept_between_steps = true;
+  f.training.overlap.grad_reduce = false;
+  f.training.overlap.param_gather = false;
   f.sources = {
       "--use-distributed-optimizer shards the fp32 master weights and Adam moments over "
       "data-parallel ranks (ZeRO-1); no ZeRO-2/3",
@@ -153,12 +162,38 @@ StackProfile Megatron() {
       "copy as PyTorch DDP's buckets make",
       "that buffer (ParamAndGradBuffer of megatron/core/distributed/"
       "distributed_data_parallel.py) is allocated once; zero_grad_buffer() zeroes it in "
-      "place at each iteration, so the gradients' memory is alive through forward too"};
+      "place at each iteration, so the gradients' memory is alive through forward too",
+      "--overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap are off unless "
+      "given (store_true flags in megatron/training/arguments.py): the gradient reduction "
+      "runs after backward"};
+  return f;
+}
+
+StackProfile Torchtune() {
+  StackProfile f;
+  f.id = "torchtune";
+  f.name = "torchtune";
+  f.layouts.default_zero = 3;
+  f.training.master_copy = false;
+  f.training.saved.norm_fp32_copy = true;
+  f.training.saved.kv_expanded = true;
+  f.sources = {
+      "recipes train in the config's dtype (bf16 by default) with no fp32 master copy, so "
+      "torch.optim's moments are bf16 too (zeros_like(param))",
+      "eager RMSNorm in fp32 (torchtune/modules/rms_norm.py: x.float(), then the scale): "
+      "autograd keeps the fp32 input and, when the scale trains, the normalised value",
+      "grouped K and V are expanded to every query head before scaled_dot_product_attention "
+      "(torchtune/modules/attention.py, k.unsqueeze(2).expand(...).flatten(1, 2))",
+      "RoPE runs in fp32 (modules/position_embeddings.py) but multiplies by a cache that needs "
+      "no gradient, so autograd keeps nothing of it",
+      "distributed recipes shard with FSDP2 fully_shard (ZeRO-3); compile: True in a config "
+      "is memory_techniques.compile"};
   return f;
 }
 
 std::vector<StackProfile> Build() {
-  return {Vllm(), Sglang(), TensorRtLlm(), LlamaCpp(), PytorchFsdp(), DeepSpeed(), Megatron()};
+  return {Vllm(),        Sglang(),    TensorRtLlm(), LlamaCpp(),
+          PytorchFsdp(), DeepSpeed(), Megatron(),    Torchtune()};
 }
 
 }  // namespace
