@@ -204,6 +204,8 @@ int Validate(const Engine& engine, const std::string& path, const std::string& c
     std::fprintf(stderr, "%s: expected {\"cases\": [...]}\n", path.c_str());
     return 2;
   }
+  const auto fitted_it = doc.find("fitted");
+  const bool fitted = fitted_it != doc.end() && fitted_it->is_boolean() && fitted_it->get<bool>();
   Errors errors;
   std::printf("%-58s %-18s %10s %10s %8s\n", "case", "compare", "predicted", "measured", "error");
   size_t index = 0;
@@ -214,16 +216,14 @@ int Validate(const Engine& engine, const std::string& path, const std::string& c
       continue;
     }
     if (std::optional<CaseResult> row = RunCase(engine, c, where)) {
-      const auto fitted = doc.find("fitted");
-      row->fitted = fitted != doc.end() && fitted->is_boolean() && fitted->get<bool>();
+      row->fitted = fitted;
       all->push_back(*row);
       if (row->scored) errors.Add(*row);
     }
   }
   const double mean = PrintGroups(errors);
   PrintFrameworks(errors);
-  const auto fitted = doc.find("fitted");
-  if (fitted == doc.end() || !fitted->is_boolean() || !fitted->get<bool>()) {
+  if (!fitted) {
     std::printf("leave-one-group-out mean: %.1f%% (no constant is fitted on these cases)\n",
                 100 * mean);
     return 0;
@@ -346,13 +346,20 @@ std::string Num(const CaseResult& r, double v) {
   return buf;
 }
 
-}  // namespace
-
-std::vector<Band> Bands(const std::vector<CaseResult>& all) {
+// The cases bands and the every-source summary are built from: scored, with both figures,
+// and not per-token KV sizes (exact counts, not a figure a band goes around).
+std::vector<const CaseResult*> BandCases(const std::vector<CaseResult>& all) {
   std::vector<const CaseResult*> scored;
   for (const CaseResult& r : all) {
     if (r.scored && r.predicted > 0 && r.measured > 0 && r.kind != "kv_cache") scored.push_back(&r);
   }
+  return scored;
+}
+
+}  // namespace
+
+std::vector<Band> Bands(const std::vector<CaseResult>& all) {
+  const std::vector<const CaseResult*> scored = BandCases(all);
   const std::vector<double> loso = LeaveOneSourceOut(scored);
   using Rows = std::pair<std::vector<const CaseResult*>, std::vector<double>>;
   std::map<std::string, Rows> by_kind;
@@ -387,10 +394,7 @@ struct Overall {
 };
 
 std::vector<Overall> OverallByKind(const std::vector<CaseResult>& all) {
-  std::vector<const CaseResult*> scored;
-  for (const CaseResult& r : all) {
-    if (r.scored && r.predicted > 0 && r.measured > 0 && r.kind != "kv_cache") scored.push_back(&r);
-  }
+  const std::vector<const CaseResult*> scored = BandCases(all);
   const std::vector<double> loso = LeaveOneSourceOut(scored);
   // kind -> group -> (|log| in sample, |log| leave-one-source-out)
   std::map<std::string, std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>>

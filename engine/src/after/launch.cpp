@@ -154,9 +154,14 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
   return l;
 }
 
-std::string Torchrun(const Estimate& e, const Parallel& p, const std::string& script) {
+// Nodes and processes per node for a launcher: the GPUs the estimate put on each node.
+std::pair<int64_t, int64_t> NodesAndPerNode(const Estimate& e, const Parallel& p) {
   const int64_t per_node = std::max<int64_t>(1, e.gpus_per_node_used);
-  const int64_t nodes = (p.gpus + per_node - 1) / per_node;
+  return {(p.gpus + per_node - 1) / per_node, per_node};
+}
+
+std::string Torchrun(const Estimate& e, const Parallel& p, const std::string& script) {
+  const auto [nodes, per_node] = NodesAndPerNode(e, p);
   std::string cmd = "torchrun --nnodes " + N(nodes) + " --nproc-per-node " + N(per_node);
   if (nodes > 1) {
     cmd += " \\\n  --node-rank $NODE_RANK --rdzv-backend c10d --rdzv-endpoint $MASTER_ADDR:29400";
@@ -354,9 +359,8 @@ void TorchtuneLaunch(const Request& r, const Estimate& e, Launch* l) {
                              (p.gpus > 1 ? "_distributed" : "_single_device");
   std::string run = "tune run";
   if (p.gpus > 1) {
-    const int64_t per_node = std::max<int64_t>(1, e.gpus_per_node_used);
-    run +=
-        " --nnodes " + N((p.gpus + per_node - 1) / per_node) + " --nproc_per_node " + N(per_node);
+    const auto [nodes, per_node] = NodesAndPerNode(e, p);
+    run += " --nnodes " + N(nodes) + " --nproc_per_node " + N(per_node);
   }
   Args a = {
       {recipe, ""},

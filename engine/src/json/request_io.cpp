@@ -466,7 +466,7 @@ void ReadOverlap(const Json* v, const std::string& path, const ReadContext& ctx,
     if (given) *into = value;
   };
   flag("tp_comm", stack.tp_comm, &o.tp_comm_overlap);
-  flag("grad_reduce", out->request.parallel.zero >= 3 ? stack.grad_reduce_zero3 : stack.grad_reduce,
+  flag("grad_reduce", GradReduceOverlapAt(stack, out->request.parallel.zero),
        &o.grad_reduce_overlap);
   flag("param_gather", stack.param_gather, &o.param_gather_overlap);
   r.RejectUnknown();

@@ -75,7 +75,7 @@ inline const StackProfile& StackOf(const Request& r) {
 /// The training policy the request runs under: its stack's, with the request's settings.
 inline TrainingPolicy TrainingPolicyOf(const Request& r) {
   TrainingPolicy p = StackOf(r).training;
-  if (r.parallel.zero >= 3) p.overlap.grad_reduce = p.overlap.grad_reduce_zero3;
+  p.overlap.grad_reduce = GradReduceOverlapAt(p.overlap, r.parallel.zero);
   const TrainingOverrides& o = r.training;
   if (o.optimizer_states) p.optimizer_states = *o.optimizer_states;
   if (o.pipeline) p.pipeline = *o.pipeline;

@@ -108,6 +108,11 @@ struct Overlap {
   bool param_gather = true;  ///< ZeRO-3 parameter gathers prefetched behind compute
 };
 
+/// Whether the stack reduces gradients during backward at this ZeRO stage.
+inline bool GradReduceOverlapAt(const Overlap& o, int zero) {
+  return zero >= 3 ? o.grad_reduce_zero3 : o.grad_reduce;
+}
+
 /// The pipeline schedule (contract: parallel.pp_schedule).
 enum class PipelineSchedule {
   k1F1B,         ///< one forward, one backward (Narayanan et al. 2021)
