@@ -250,6 +250,16 @@ TEST(Launch, FsdpRunsUnderTorchrunWithItsConfigFile) {
             "\"shard_grad_op");
 }
 
+TEST(Launch, TheHuggingFaceTrainerKeepsItsNameUnlessDeepSpeedRunsIt) {
+  // The Trainer script is the same command; FSDP through its --fsdp options stays the
+  // Trainer's, ZeRO-1 goes to DeepSpeed as for a request without a framework.
+  const Json fsdp = Launch(Training("hf_transformers", 16, 3));
+  ExpectDocumented(fsdp["command"], {&kTorchrun, &kTrainer});
+  EXPECT_EQ(fsdp["framework"], "hf_transformers");
+  EXPECT_EQ(ValueOf(fsdp["command"], "--fsdp"), "\"full_shard");
+  EXPECT_EQ(Launch(Training("hf_transformers", 8, 1))["framework"], "deepspeed");
+}
+
 TEST(Launch, DeepSpeedWritesItsZeroConfiguration) {
   const Json l = Launch(Training("deepspeed", 8, 2));
   ExpectDocumented(l["command"], {&kTorchrun, &kTrainer});

@@ -244,6 +244,48 @@ TEST(StackProfiles, TorchtuneTrainsPureBf16WithItsEagerExtras) {
                    184549376);
 }
 
+TEST(StackProfiles, HuggingFaceTrainerKeepsAThirdFp32LogitCopyAndUpcastsAKbitBase) {
+  // LoRA (r 16 on q and v) over 512 tokens, no recomputation. The Trainer's loss copies the
+  // shifted fp32 logits once more: 512 x 128,256 x 4 = 262,668,288 bytes. Its fp32 norms
+  // keep their fp32 input (frozen scales): 2 norms x (4 - 2) x 2048 x 512 x 16 =
+  // 67,108,864.
+  const Json lora = {{"kind", "lora"},
+                     {"micro_batch", 1},
+                     {"seq_len", 512},
+                     {"lora_rank", 16},
+                     {"lora_targets", "qv"}};
+  Json j = OneB(lora, {{"gpus", 1}});
+  const Estimate plain = EstimateSetup(Parse(j), false);
+  j["framework"] = "hf_transformers";
+  const Estimate hf = EstimateSetup(Parse(j), false);
+  EXPECT_DOUBLE_EQ(
+      Detail(hf, "activations.logits_and_loss") - Detail(plain, "activations.logits_and_loss"),
+      262668288);
+  EXPECT_DOUBLE_EQ(Detail(hf, "activations.layers") - Detail(plain, "activations.layers"),
+                   67108864);
+  // QLoRA on an nf4 base: PEFT's preparation casts the tied embedding (262,668,288 values)
+  // and the 33 norms (67,584 values) from 2 to 4 bytes: 525,471,744 bytes more. Activations
+  // become fp32: per token and layer, norm inputs, attention and MLP inputs 4 x 4 x 2048 =
+  // 32,768 (the fp32 norm copy is then no extra), q, k, v 4 x 3072, attention output
+  // 4 x 2048 and MLP 4 x 4 x 8192 = 151,552, logsumexp 128: 184,448 against 100,480 in bf16
+  // (24,576 + 75,776 + 128), 83,968 more; x 512 x 16 = 687,865,856; the adapters' x @ A
+  // (16 wide, q and v) 2 x 16 x 2 bytes more, x 512 x 16 = 524,288: 688,390,144.
+  j["workload"]["kind"] = "qlora";
+  j["precision"] = {{"weights", "nf4"}};
+  const Estimate upcast = EstimateSetup(Parse(j), false);
+  j["precision"]["kbit_fp32_upcast"] = false;
+  const Estimate kept = EstimateSetup(Parse(j), false);
+  EXPECT_DOUBLE_EQ(upcast.memory.per_gpu.weights - kept.memory.per_gpu.weights, 525471744);
+  EXPECT_DOUBLE_EQ(Detail(upcast, "activations.layers") - Detail(kept, "activations.layers"),
+                   688390144);
+  // TRL skips the preparation when FSDP shards the base: two ranks at ZeRO-3 keep bf16.
+  j["parallel"] = {{"gpus", 2}, {"zero", 3}};
+  const Estimate sharded = EstimateSetup(Parse(j), false);
+  j["precision"].erase("kbit_fp32_upcast");
+  EXPECT_DOUBLE_EQ(EstimateSetup(Parse(j), false).memory.per_gpu.weights,
+                   sharded.memory.per_gpu.weights);
+}
+
 TEST(StackProfiles, GradientReductionOverlapsAsEachProjectDefaults) {
   // DeepSpeed's overlap_comm is on at ZeRO-3 only; Megatron-LM's --overlap-grad-reduce is
   // off unless given: the whole reduction is exposed.
@@ -300,7 +342,7 @@ TEST(StackProfiles, LayoutsEachStackOffers) {
 }
 
 TEST(StackProfiles, EveryProfileIsFoundByItsIdAndCitesItsSources) {
-  ASSERT_EQ(Stacks().size(), 8u);
+  ASSERT_EQ(Stacks().size(), 9u);
   for (const StackProfile& s : Stacks()) {
     EXPECT_EQ(FindStack(s.id), &s) << s.id;
     EXPECT_FALSE(s.Sources().empty()) << s.id;

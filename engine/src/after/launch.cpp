@@ -413,6 +413,8 @@ Launch Training(const Request& r, const Estimate& e, const std::string& fw) {
     return l;
   }
   TrainerLaunch(r, e, fw, repo, &l);
+  // The command is a Trainer script already; only a switch to DeepSpeed renames it.
+  if (fw == "hf_transformers" && l.framework == "pytorch_fsdp") l.framework = fw;
   return l;
 }
 

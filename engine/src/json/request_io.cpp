@@ -339,6 +339,16 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
                                     : states == "fp32" ? StateDtype::kFp32
                                                        : StateDtype::kParam;
   }
+  // Only bitsandbytes' formats are upcast: PEFT's preparation skips GPTQ, AWQ and the others.
+  const bool bnb_kbit = wf == WeightFormat::kNf4 || wf == WeightFormat::kInt8;
+  if (req.workload.IsPeft() && bnb_kbit) {
+    req.training.kbit_fp32_upcast =
+        r.BoolOr("kbit_fp32_upcast", StackOf(req).training.kbit_fp32_upcast);
+  } else if (r.Has("kbit_fp32_upcast")) {
+    r.Bool("kbit_fp32_upcast");
+    out->warnings.push_back(
+        Unused("/precision/kbit_fp32_upcast", "applies to LoRA on an nf4 or int8 base only"));
+  }
   if (req.workload.IsPeft()) {
     req.precision.adapters_fp32 = r.EnumOr("adapters", "fp32", {"fp32", "bf16"}) == "fp32";
   } else if (r.Has("adapters")) {
@@ -624,7 +634,7 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
   if (top.Has("framework")) {
     if (const auto id =
             top.Enum("framework", {"vllm", "sglang", "tensorrt_llm", "llama_cpp", "pytorch_fsdp",
-                                   "deepspeed", "megatron", "torchtune"})) {
+                                   "deepspeed", "megatron", "torchtune", "hf_transformers"})) {
       out->request.framework = FindStack(*id);
       out->normalized["framework"] = *id;
     }
@@ -636,7 +646,7 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
       ctx.Error("framework_mismatch", "/framework",
                 std::string(fw->name) +
                     (fw->serving ? " is a serving engine; a training workload takes "
-                                   "pytorch_fsdp, deepspeed, megatron or torchtune"
+                                   "pytorch_fsdp, deepspeed, megatron, torchtune or hf_transformers"
                                  : " is a training stack; inference takes vllm, sglang, "
                                    "tensorrt_llm or llama_cpp"));
     }

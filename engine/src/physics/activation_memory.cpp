@@ -149,15 +149,19 @@ double LoraActivationBytes(const Stage& s, double tokens) {
 }
 
 // Logits and loss: b*s*V/tp logits in the compute type, upcast to fp32 for the loss, plus
-// fp32 log-probabilities kept for backward; a chunked loss upcasts one chunk at a time.
-// Also the final norm's input and lm_head's input.
+// fp32 log-probabilities kept for backward and any further fp32 copy the stack's loss makes
+// (policy.h); a chunked loss upcasts one chunk at a time. Also the final norm's input and
+// lm_head's input, in the activations' type. The logits stay 16-bit when an upcast k-bit
+// model runs under autocast.
 double LogitsAndLossBytes(const Stage& s, double tokens) {
   const MemoryTechniques& tech = s.in.techniques;
   const double a = s.act_bytes;
+  const double logit = s.fp32_model ? 4 : 2;
   const double vocab_tokens = tokens * D(s.in.model.vocab) / D(s.in.parallel.tp);
-  const double upcast = s.fp32_model ? 4 : 8;
-  const double per = tech.chunked_loss ? a + upcast / D(std::max<int64_t>(1, tech.loss_chunks))
-                                       : (s.fp32_model ? 0 : a) + upcast;
+  const double upcast = s.fp32_model ? 0 : 4;
+  const double loss = upcast + 4 + 4 * D(s.in.training.extra_fp32_logit_copies);
+  const double per = tech.chunked_loss ? logit + loss / D(std::max<int64_t>(1, tech.loss_chunks))
+                                       : (s.fp32_model ? 0 : logit) + loss;
   return vocab_tokens * per + tokens * 2 * a * D(s.in.model.hidden);
 }
 

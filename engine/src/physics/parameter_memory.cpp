@@ -182,7 +182,7 @@ double WeightBytes(const Stage& s, const Detail& d) {
   const bool gguf = IsGguf(f);
   const GpuParams& g = s.params;
   // Norms and biases: fp32 in GGUF files and fp32 models, else the 16-bit compute type.
-  const double other_bytes = (s.fp32_model || gguf) ? 4 : 2;
+  const double other_bytes = (s.fp32_model || s.kbit_upcast || gguf) ? 4 : 2;
   const double linear = gguf ? GgufLinearBytes(s) : (g.linear + g.expert) * s.linear_bits / 8;
   const double embedding = g.embedding * s.emb_bits / 8 + g.lm_head * s.head_bits / 8;
   const double other = g.other * other_bytes;

@@ -41,6 +41,7 @@ struct TrainingOverrides {
   std::optional<bool> tp_comm_overlap;
   std::optional<bool> grad_reduce_overlap;
   std::optional<bool> param_gather_overlap;
+  std::optional<bool> kbit_fp32_upcast;  ///< precision.kbit_fp32_upcast
   /// torch.compile: Inductor's min-cut partitioner recomputes pointwise ops instead of saving
   /// them, so the eager extras (fp32 norm and RoPE copies, expanded K/V) are not kept.
   bool compile = false;
@@ -82,6 +83,7 @@ inline TrainingPolicy TrainingPolicyOf(const Request& r) {
   if (o.tp_comm_overlap) p.overlap.tp_comm = *o.tp_comm_overlap;
   if (o.grad_reduce_overlap) p.overlap.grad_reduce = *o.grad_reduce_overlap;
   if (o.param_gather_overlap) p.overlap.param_gather = *o.param_gather_overlap;
+  if (o.kbit_fp32_upcast) p.kbit_fp32_upcast = *o.kbit_fp32_upcast;
   if (o.compile) {
     p.saved.norm_fp32_copy = false;
     p.saved.rope_fp32_copy = false;

@@ -58,6 +58,16 @@ GpuParams ParamsOnGpu(const ModelSpec& m, const ParamCounts& c, const Parallel& 
   return g;
 }
 
+// TRL prepares a k-bit base only when the quantised weights are not sharded (sft_trainer.py:
+// "one should never call ... prepare_model_for_kbit_training when doing QLoRA + FSDP /
+// DS-Zero3"), so ZeRO-3 over more than one rank skips the upcast.
+bool KbitUpcast(const MemoryInput& in) {
+  const WeightFormat f = in.precision.weights;
+  const bool bnb = f == WeightFormat::kNf4 || f == WeightFormat::kInt8;
+  const bool sharded = in.parallel.zero >= 3 && in.parallel.ShardGroup() > 1;
+  return in.training.kbit_fp32_upcast && in.workload.IsPeft() && bnb && !sharded;
+}
+
 }  // namespace
 
 Stage::Stage(const MemoryInput& input, int64_t stage)
@@ -70,12 +80,13 @@ Stage::Stage(const MemoryInput& input, int64_t stage)
                  input.precision.weights == WeightFormat::kTf32),
       full_training(input.workload.kind == WorkloadKind::kPretrain ||
                     input.workload.kind == WorkloadKind::kFullFinetune),
-      act_bytes(fp32_model ? 4 : 2),
+      kbit_upcast(KbitUpcast(input)),
+      act_bytes(fp32_model || kbit_upcast ? 4 : 2),
       shard(D(std::max<int64_t>(1, input.parallel.ShardGroup()))) {
   const Precision& prec = input.precision;
   // Training keeps 16-bit weights for fp8 compute (Transformer Engine casts per step).
   linear_bits = (full_training && prec.weights == WeightFormat::kFp8) ? 16 : bits.bits_per_weight;
-  emb_bits = bits.embeddings_16bit ? (fp32_model ? 32 : 16) : bits.embedding_bits;
+  emb_bits = bits.embeddings_16bit ? (fp32_model || kbit_upcast ? 32 : 16) : bits.embedding_bits;
   // A GGUF file without output.weight quantises token_embd with the output's type.
   if (IsGguf(prec.weights) && input.model.tied_embeddings) emb_bits = bits.lm_head_bits;
   // torchtune's QLoRA stores the output projection in NF4 too (FrozenNF4Linear);

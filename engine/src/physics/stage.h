@@ -47,8 +47,11 @@ struct Stage {
   FormatBits bits;
   bool fp32_model;     ///< weights (and so activations and gradients) in fp32 or tf32
   bool full_training;  ///< pretraining or full fine-tuning: every parameter trains
-  double act_bytes;    ///< bytes of one saved activation element (bf16 2, fp32 4)
-  double shard;        ///< ranks ZeRO shards over
+  /// A k-bit base whose unquantised parameters were upcast to fp32 (policy.h): fp32
+  /// embeddings, norms and head, and fp32 activations
+  bool kbit_upcast;
+  double act_bytes;  ///< bytes of one saved activation element (bf16 2, fp32 4)
+  double shard;      ///< ranks ZeRO shards over
   double linear_bits = 16;
   double emb_bits = 16;
   double head_bits = 16;

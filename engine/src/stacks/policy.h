@@ -138,6 +138,18 @@ struct TrainingPolicy {
   ParamGather gather;
   Overlap overlap;
   Pipeline pipeline;
+  /// Vocabulary-wide fp32 tensors the loss holds beyond plain PyTorch's upcast and
+  /// log-probabilities (activation_memory.cpp, LogitsAndLossBytes): Hugging Face's
+  /// ForCausalLMLoss upcasts the logits and then copies the shifted ones contiguous, one more.
+  int extra_fp32_logit_copies = 0;
+  /// A bitsandbytes k-bit base (nf4, int8) that is not sharded is prepared for training by
+  /// casting every parameter left unquantised (embeddings, norms, lm_head) to fp32 (PEFT's
+  /// prepare_model_for_kbit_training). The embedding then feeds an fp32 residual stream, the
+  /// fp32 norms keep it fp32, and bitsandbytes' Linear4bit returns its input's dtype, so
+  /// saved activations are 4 bytes while autocast keeps lm_head's logits 16-bit. TRL skips
+  /// the preparation when FSDP or ZeRO-3 shards the quantised model (sft_trainer.py,
+  /// is_sharded_qlora). The request can override it (precision.kbit_fp32_upcast).
+  bool kbit_fp32_upcast = false;
 };
 
 /// The layouts a stack offers (checked, not computed).

@@ -191,9 +191,38 @@ StackProfile Torchtune() {
   return f;
 }
 
+StackProfile HfTransformers() {
+  StackProfile f;
+  f.id = "hf_transformers";
+  f.name = "Hugging Face Trainer";
+  f.layouts.model_parallel = false;
+  f.training.saved.norm_fp32_copy = true;
+  f.training.extra_fp32_logit_copies = 1;
+  f.training.kbit_fp32_upcast = true;
+  f.sources = {
+      "the Trainer (with PEFT and TRL's SFTTrainer) runs data parallel: DDP by default, FSDP "
+      "or DeepSpeed ZeRO through accelerate when configured; tp, pp and cp are not Trainer "
+      "options",
+      "eager RMSNorm in fp32 (transformers models/llama/modeling_llama.py LlamaRMSNorm: "
+      "hidden_states.to(torch.float32), then the scale; LayerNorm runs in fp32 under "
+      "autocast): autograd keeps the fp32 input",
+      "the loss upcasts the logits and copies the shifted ones contiguous before "
+      "cross-entropy (transformers loss/loss_utils.py ForCausalLMLoss: logits.float(), "
+      "logits[..., :-1, :].contiguous()): a third fp32 vocabulary-wide tensor beside the "
+      "upcast and the log-probabilities",
+      "QLoRA on a bitsandbytes base: TRL's SFTTrainer calls PEFT's "
+      "prepare_model_for_kbit_training, which casts every non-quantised parameter to fp32, "
+      "unless FSDP or ZeRO-3 shards the base (trl sft_trainer.py, is_sharded_qlora); "
+      "bitsandbytes' Linear4bit returns its input's dtype, so activations stay fp32 "
+      "(precision.kbit_fp32_upcast false for a trainer that skips the preparation)",
+      "flash_attention_2 takes grouped K and V as they are (no repeat_kv), so K/V are not "
+      "counted expanded; the sdpa and eager paths repeat them"};
+  return f;
+}
+
 std::vector<StackProfile> Build() {
-  return {Vllm(),        Sglang(),    TensorRtLlm(), LlamaCpp(),
-          PytorchFsdp(), DeepSpeed(), Megatron(),    Torchtune()};
+  return {Vllm(),      Sglang(),   TensorRtLlm(), LlamaCpp(),      PytorchFsdp(),
+          DeepSpeed(), Megatron(), Torchtune(),   HfTransformers()};
 }
 
 }  // namespace
