@@ -16,7 +16,7 @@ cmake --preset native-release >/dev/null
 cmake --build --preset native-release -j"$(nproc)" --target gpuplan_cli gpuplan_bench
 # The same command writes the site's accuracy page; the committed one must be today's.
 build/native-release/bin/gpuplan validate tests/reference/memory_cases.json tests/reference/perf_cases.json \
-  tests/reference/cases/*.json --html build/accuracy.html
+  tests/reference/cases/*.json tests/reference/engine_logs.json --html build/accuracy.html
 cmp -s build/accuracy.html web/accuracy.html || {
   echo "web/accuracy.html differs from today's report: run the command above with --html web/accuracy.html" >&2
   exit 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Rewrites the band table of engine/src/physics/error_bands.cpp from `gpuplan validate` over
-every reference file (the dev-cases translations and tests/reference/cases/*.json). Run from the
+every reference file (the dev-cases translations, tests/reference/cases/*.json and the engines'
+start-up logs, tests/reference/engine_logs.json). Run from the
 repository root after the physics moves:
 
     python3 tests/reference/refresh_bands.py build/native-release/bin/gpuplan
@@ -14,7 +15,8 @@ import subprocess
 import sys
 
 FILES = (["tests/reference/memory_cases.json", "tests/reference/perf_cases.json"] +
-         sorted(glob.glob("tests/reference/cases/*.json")))
+         sorted(glob.glob("tests/reference/cases/*.json")) +
+         ["tests/reference/engine_logs.json"])
 
 
 def main():

@@ -40,6 +40,7 @@ TEST(ErrorBands, AreWhatTheValidationSuiteGivesToday) {
   }
   std::sort(sources.begin(), sources.end());
   for (const std::string& f : sources) command += " " + f;
+  command += " " + src + "/tests/reference/engine_logs.json";
   const std::string report = Output(command);
   const size_t at = report.find("\nband ");
   ASSERT_NE(at, std::string::npos)

@@ -26,11 +26,17 @@ Json Serving(const char* framework, const char* gpu, int concurrency) {
 TEST(Framework, VllmTakesItsShareOfTheCardAndTheKvCacheGetsTheRest) {
   const Json r = Result(Serving("vllm", "h100-sxm-80gb", 64));
   const Json& f = r["framework"];
-  // 0.92 x 85,899,345,920 B = 79,027,398,246.4 B, whatever the request needs.
-  EXPECT_NEAR(f["engine_bytes"].get<double>(), 79027398246.4, 1.0);
-  // The pool is that share less everything but the KV cache.
+  // vLLM sizes its pool after a profile run at its own limits (8192 tokens, 1024 sequences on
+  // an 80 GiB Hopper card), whatever the request: the forward pass holds 8192 x (2 x 4096 +
+  // 3 x 14336) x 2 = 838,860,800 B; the sampler 1024 rows x 128,256 x 18 B = 2,364,014,592 B
+  // beside the pass's 8192 x 4096 x 2 = 67,108,864 B of hidden states: 2,431,123,456 B, the
+  // larger. The pool: 0.92 x the card's usable 79.19 GiB (78,227,245,839.2 B) - weights
+  // 16,060,522,496 - 2,431,123,456 - CUDA graphs 536,870,912 = 59,198,728,975.2 B, in whole
+  // 16-token blocks of 2,097,152 B: 59,198,406,656 B.
+  EXPECT_DOUBLE_EQ(Detail(r, "activations.profile_sampler"), 2431123456.0);
+  EXPECT_DOUBLE_EQ(f["kv_pool_bytes"].get<double>(), 59198406656.0);
   const double other = r["memory"]["total_bytes"].get<double>() - PerGpu(r, "kv_cache");
-  EXPECT_NEAR(f["kv_pool_bytes"].get<double>(), 79027398246.4 - other, 1.0);
+  EXPECT_NEAR(f["engine_bytes"].get<double>(), other + 59198406656.0, 1.0);
   const double tokens = f["kv_pool_tokens"].get<double>();
   EXPECT_LE(tokens * kKvPerToken8b, f["kv_pool_bytes"].get<double>());
   EXPECT_GT((tokens + 1) * kKvPerToken8b, f["kv_pool_bytes"].get<double>());
@@ -63,8 +69,9 @@ TEST(Framework, SglangKeepsAReserveAndGivesTheRestToWeightsAndKv) {
   const Json r = Result(Serving("sglang", "h100-sxm-80gb", 8));
   // 80 GiB, tp 1: chunked_prefill_size 8192, cuda_graph_max_bs 256, so the reserve is
   // 512 + 1.5 x 8192 + 2 x 256 + 1 x 1 / 8 x 1024 = 13,440 MiB (above the 10 GiB floor):
-  // 14,092,861,440 B. Pool = 85,899,345,920 - 14,092,861,440 - 16,060,522,496.
-  EXPECT_NEAR(r["framework"]["kv_pool_bytes"].get<double>(), 55745961984.0, 1.0);
+  // 14,092,861,440 B. Pool = the usable 79.19 GiB (85,029,615,042.56 B) - 14,092,861,440 -
+  // 16,060,522,496 = 54,876,231,106.56 B.
+  EXPECT_NEAR(r["framework"]["kv_pool_bytes"].get<double>(), 54876231106.56, 1.0);
   EXPECT_TRUE(r["framework"]["max_seqs"].is_null());
   // A 24 GiB card: 2048-token chunks.
   EXPECT_EQ(Result(Serving("sglang", "rtx-4090-24gb", 1))["framework"]["max_batched_tokens"], 2048);

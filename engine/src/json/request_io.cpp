@@ -9,6 +9,7 @@
 #include "core/units.h"
 #include "json/calibration_io.h"
 #include "json/hf_config.h"
+#include "json/serving_io.h"
 #include "model/gguf.h"
 #include "stacks/profiles.h"
 
@@ -681,6 +682,7 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
     top.Accept("optimizer");
     out->warnings.push_back(Unused("/optimizer", "is not used by inference"));
   }
+  ReadServing(top.Raw("serving"), ctx, out);
   ReadTechniques(top.Raw("memory_techniques"), ctx, out);
   ReadParallel(top.Raw("parallel"), ctx, out);
   ReconcileGlobalBatch(ctx, out);

@@ -17,6 +17,10 @@ struct GpuSpec {
   std::string vendor;
   std::string generation;
   double memory_bytes = 0;
+  /// What the driver reports as the card's total (cudaMemGetInfo, torch.cuda.mem_get_info):
+  /// a little less than the nominal size. The catalog's `usable_memory_gib` where measured,
+  /// else 0.99 x memory_bytes (catalog_io.cpp says why).
+  double usable_memory_bytes = 0;
   double mem_bandwidth_bytes_per_s = 0;
   double fp32_flops = 0;
   double tf32_flops = 0;  ///< dense; 0 when the card has no such units

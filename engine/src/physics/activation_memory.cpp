@@ -289,7 +289,44 @@ double InferenceActivationBytes(const Stage& s, const Detail& d) {
   const double mlp = a * (m.mlp == MlpKind::kGated ? 3 : 2) * mlp_width / tp;
   double attn = a * D(m.QueryWidth() + m.KeyWidth() + m.ValueWidth() + m.AttnOutWidth()) / tp;
   if (!s.in.techniques.flash_attention) attn += D(m.heads) / tp * D(w.prompt_tokens) * (a + 4);
-  const double working = D(w.prefill_chunk_tokens) * (2 * a * D(m.hidden) + std::max(mlp, attn));
+  const double per_token = 2 * a * D(m.hidden) + std::max(mlp, attn);
+  const ServingPolicy& engine = s.in.serving;
+  if (engine.profile_run) {
+    // The engine's own profile run sets the peak its budget holds, whatever the request: a
+    // forward pass over its batched-token limit, then its sampler over max_seqs rows of the
+    // whole vocabulary (logits are gathered to every tensor-parallel rank) beside that pass's
+    // hidden states (policy.h).
+    const ServingDefaults lim = DefaultsOn(engine, s.in.gpu, s.in.parallel);
+    const double batch = D(lim.max_batched_tokens);
+    const double rows =
+        D(lim.max_seqs > 0 ? std::min(lim.max_seqs, lim.max_batched_tokens) : w.concurrency);
+    const double forward = batch * per_token;
+    const double sampler =
+        s.layers.last ? batch * a * D(m.hidden) + rows * D(m.vocab) * engine.sampler_bytes_per_logit
+                      : 0;
+    d.Record("activations.profile_forward", forward);
+    d.Record("activations.profile_sampler", sampler);
+    return std::max(forward, sampler);
+  }
+  if (engine.worst_case_graph) {
+    // One ubatch over the whole context, every tensor in f32; ggml-alloc reuses memory, so
+    // the buffer is the hidden state and the largest stage (policy.h). Layers split over
+    // GPUs: each holds its stage's graph, the last one the logits.
+    const double ub = D(DefaultsOn(engine, s.in.gpu, s.in.parallel).max_batched_tokens);
+    const double ctx = engine.context_tokens > 0
+                           ? D(engine.context_tokens)
+                           : D(w.concurrency) * D(w.prompt_tokens + w.output_tokens);
+    constexpr double f32 = 4;
+    const double qkvo = D(m.QueryWidth() + m.KeyWidth() + m.ValueWidth() + m.AttnOutWidth());
+    double attention = ub * ctx * 2 + ub * qkvo * f32;  // f16 KQ mask, then q, k, v, output
+    if (!s.in.techniques.flash_attention) attention += ub * ctx * D(m.heads) * f32;
+    const double mlp_stage = ub * (m.mlp == MlpKind::kGated ? 2 : 1) * mlp_width * f32;
+    const double output = s.layers.last ? ub * D(m.vocab) * f32 : 0;
+    const double buffer = ub * D(m.hidden) * f32 + std::max({attention, mlp_stage, output});
+    d.Record("activations.compute_buffer", buffer);
+    return buffer;
+  }
+  const double working = D(w.prefill_chunk_tokens) * per_token;
   // Sampling reads the last position's logits, in fp32, for every sequence.
   const double logits = s.layers.last ? D(w.concurrency) * D(m.vocab) / tp * 4 : 0;
   d.Record("activations.prefill_working_set", working);

@@ -9,7 +9,8 @@
 namespace gpuplan {
 
 // Printed by `gpuplan validate tests/reference/memory_cases.json tests/reference/perf_cases.json
-// tests/reference/cases/*.json` (engine 0.5.0, catalog 2026.11.1, 2026-12-01) and written here by
+// tests/reference/cases/*.json tests/reference/engine_logs.json` (engine 0.5.0, catalog
+// 2026.12.1, 2026-12-01) and written here by
 // tests/reference/refresh_bands.py: the published measurements of ../shared/dev-cases and of
 // the twelve further sources in tests/reference/cases, each with its source, each case's ratio
 // taken leave-one-source-out (its prediction had its source not been in the fit: issue #16
@@ -19,11 +20,15 @@ namespace gpuplan {
 const std::vector<ErrorBand>& ErrorBands() {
   static const std::vector<ErrorBand> bands = {
       {"decode", "", 57, 2, 0.7871, 2.3674, 0.1190},
+      {"engine_memory", "", 29, 3, 0.8219, 1.7857, 0.0090},
+      {"kv_pool", "", 5, 3, 1.0100, 1.7824, 0.0540},
       {"memory", "", 178, 8, 0.5550, 1.1671, 0.0890},
       {"training", "", 90, 8, 0.7587, 1.3365, 0.1020},
       {"weights", "", 10, 1, 0.9990, 1.0001, 0.0000},
       {"decode", "llama_cpp", 10, 1, 0.8085, 2.8116, 0.0870},
       {"decode", "vllm", 6, 1, 1.0039, 2.9589, 0.5010},
+      {"engine_memory", "llama_cpp", 11, 1, 0.9634, 1.0485, 0.0000},
+      {"engine_memory", "vllm", 17, 1, 0.7861, 1.9231, 0.0770},
       {"memory", "hf_transformers", 47, 1, 0.7870, 1.2614, 0.0390},
       {"memory", "pytorch_fsdp", 23, 3, 0.4001, 1.1740, 0.4140},
       {"memory", "torchtune", 12, 2, 0.6500, 1.2657, 0.0340},

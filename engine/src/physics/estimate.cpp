@@ -24,8 +24,7 @@ bool NeedsEngineDefaults(const Request& r) {
 
 Request WithEngineDefaults(const Request& r) {
   Request q = r;
-  q.workload.prefill_chunk_limit =
-      DefaultsOn(StackOf(r).engine, r.gpu, SafeLayout(r.parallel)).max_batched_tokens;
+  q.workload.prefill_chunk_limit = EngineDefaultsOf(r, SafeLayout(r.parallel)).max_batched_tokens;
   q.workload.SetConcurrency(q.workload.concurrency);
   return q;
 }
@@ -50,11 +49,11 @@ MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail) 
   const Parallel safe = SafeLayout(r.parallel);
   RuntimeOptions runtime = r.runtime;
   if (r.calibration.allocator_slack >= 0) runtime.allocator_slack = r.calibration.allocator_slack;
-  const StackProfile& stack = StackOf(r);
   const TrainingPolicy training = TrainingPolicyOf(r);
+  const ServingPolicy serving = ServingPolicyOf(r);
   const MemoryInput in{
-      r.model, c,       r.workload, r.precision,  r.optimizer, r.techniques,        safe,
-      r.gpu,   runtime, training,   stack.engine, with_detail, r.calibration.memory};
+      r.model, c,       r.workload, r.precision, r.optimizer, r.techniques,        safe,
+      r.gpu,   runtime, training,   serving,     with_detail, r.calibration.memory};
   return EstimateMemory(in);
 }
 
@@ -97,8 +96,7 @@ FitCheck CheckFit(const Request& r, const ParamCounts& c) {
   const MemoryBreakdown b = MemoryOf(r, c, /*with_detail=*/false).per_gpu;
   f.total_bytes = b.Total();
   f.total_with_headroom_bytes = f.total_bytes * (1 + r.headroom);
-  f.fits = f.layout_ok && f.total_with_headroom_bytes <= r.gpu.memory_bytes &&
-           b.kv_cache <= KvPool(r, b);
+  f.fits = f.layout_ok && FitsCard(r, b);
   return f;
 }
 
@@ -113,8 +111,12 @@ Estimate EstimateSetup(const Request& r, bool with_levers) {
   e.capacity_bytes = r.gpu.memory_bytes;
   e.total_bytes = e.memory.per_gpu.Total();
   e.total_with_headroom_bytes = e.total_bytes * (1 + r.headroom);
-  e.fits = e.infeasible.empty() && e.total_with_headroom_bytes <= e.capacity_bytes;
-  if (e.infeasible.empty() && !e.fits) {
+  e.fits = e.infeasible.empty() && FitsCard(r, e.memory.per_gpu);
+  // A KV cache beyond an engine's pool is its own reason (AddFramework,
+  // exceeds_engine_kv_pool); a pool of nothing is the card's.
+  const double pool = KvPool(r, e.memory.per_gpu);
+  const bool pool_short = pool > 0 && e.memory.per_gpu.kv_cache > pool;
+  if (e.infeasible.empty() && !e.fits && !pool_short) {
     e.infeasible.push_back(
         Note{"exceeds_memory",
              {{"need_bytes", e.total_with_headroom_bytes}, {"capacity_bytes", e.capacity_bytes}},

@@ -43,7 +43,12 @@ struct ServingEstimate {
   InferencePerf at_request;
   int64_t max_concurrency = 0;  ///< per replica; 0 when even one sequence does not fit
   bool meets_targets = true;
-  double max_throughput_tokens_per_s = 0;  ///< decode tokens/s at max_concurrency
+  /// Output tokens/s at max_concurrency with every admitted request's prefill paid:
+  /// B / (t_decode(B) + (B / output tokens) x one prompt's prefill compute).
+  double max_throughput_tokens_per_s = 0;
+  /// The batch at_request's decode figures describe: the requested concurrency, else the
+  /// engine's cap on running sequences, else (not fitting) max_concurrency.
+  int64_t served_concurrency = 0;
 };
 
 /// What the request's framework profile adds (stack_figures.h); `id` empty when none was given.

@@ -14,6 +14,10 @@
 #include "physics/stage.h"
 
 namespace gpuplan {
+
+double CommReserveBytes(const RuntimeOptions& rt, const Parallel& p) {
+  return p.gpus > 1 ? (rt.comm_reserve_bytes >= 0 ? rt.comm_reserve_bytes : 0.5 * kGiB) : 0;
+}
 namespace {
 
 // One moment of a training step: what is alive then, beyond weights and optimizer states.
@@ -99,9 +103,13 @@ void AssembleStage(const Stage& s, MemoryResult* r) {
   d.Record("optimizer_states.moments", state.moments);
   const RuntimeOptions& rt = in.runtime;
   const double reserve = rt.reserve_bytes >= 0 ? rt.reserve_bytes : in.gpu.runtime_reserve_bytes;
-  const double comm =
-      in.parallel.gpus > 1 ? (rt.comm_reserve_bytes >= 0 ? rt.comm_reserve_bytes : 0.5 * kGiB) : 0;
-  const double slack = rt.allocator_slack * b.Allocated();
+  const double comm = CommReserveBytes(rt, in.parallel);
+  // A pool the engine allocates whole at start is one block: no fragmentation on it; an
+  // engine with exact buffers (ggml) has none at all.
+  const bool pooled = !training && in.serving.Preallocates();
+  const double fragmentable = b.Allocated() - (pooled ? b.kv_cache : 0);
+  const double slack =
+      (training || in.serving.caching_allocator) ? rt.allocator_slack * fragmentable : 0;
   // A serving engine's CUDA graphs (vLLM) live outside PyTorch's allocator.
   const double graphs = training ? 0 : in.serving.graph_bytes;
   b.runtime = reserve + comm + slack + graphs;

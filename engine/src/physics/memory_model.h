@@ -61,6 +61,9 @@ struct MemoryResult {
   std::vector<Note> warnings;
 };
 
+/// Memory held outside PyTorch's allocator for communicators (NCCL) on a multi-GPU layout.
+double CommReserveBytes(const RuntimeOptions& rt, const Parallel& p);
+
 /// Memory per GPU for one fixed setup; pure function of its input.
 MemoryResult EstimateMemory(const MemoryInput& in);
 

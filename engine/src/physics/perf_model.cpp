@@ -573,6 +573,7 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
       p.tp > 1 ? 2 * D(m.layers) *
                      AllReduceSeconds(prompt * D(m.hidden) * 2, p.tp, tp_bw, SlowLink(g, p.tp))
                : 0;
+  out.prefill_compute_s = prefill_flops / (peak * prefill_eff) + prefill_comm + ep_seconds(prompt);
   out.ttft_s = std::max(prefill_flops / (peak * prefill_eff), weights / bandwidth) + prefill_comm +
                ep_seconds(prompt);
   out.prefill_tokens_per_s = out.ttft_s > 0 ? prompt / out.ttft_s : 0;

@@ -82,6 +82,9 @@ struct InferencePerf {
   double tp_comm_s = 0;        ///< per decode step
   double ep_comm_s = 0;        ///< expert-parallel all-to-alls per decode step
   bool compute_bound = false;  ///< decode limited by compute rather than bandwidth
+  /// One prompt's prefill FLOPs at the prefill efficiency, with its all-reduces: what it adds
+  /// to a decode iteration it piggybacks on (chunked prefill), whose weight reads it shares.
+  double prefill_compute_s = 0;
 };
 /// `weight_bytes_read`: the weights one tensor-parallel rank reads per token across all
 /// pipeline stages (the untied embedding table excluded: only the batch's rows are read);

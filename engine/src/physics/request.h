@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -47,6 +48,22 @@ struct TrainingOverrides {
   bool compile = false;
 };
 
+/// The request's `serving` settings (contract, second round): each unset one keeps the
+/// engine's default at `version`.
+struct ServingOverrides {
+  std::string version;                    ///< "" = the profile's current version
+  std::optional<double> memory_fraction;  ///< gpu_memory_utilization, kv_cache_free_..._fraction
+  std::optional<double> static_fraction;  ///< SGLang's mem_fraction_static
+  std::optional<int64_t> max_seqs;        ///< max_num_seqs
+  std::optional<int64_t> max_batched_tokens;  ///< max_num_batched_tokens; llama.cpp n_ubatch
+  int64_t max_model_len = 0;                  ///< 0 = the model's context
+  bool enforce_eager = false;                 ///< no CUDA graphs
+  std::optional<int64_t> block_size;
+  int64_t n_ctx = 0;              ///< llama.cpp: the context allocated for all slots (0: as needed)
+  std::optional<double> k_bytes;  ///< llama.cpp --cache-type-k, bytes per element
+  std::optional<double> v_bytes;  ///< llama.cpp --cache-type-v
+};
+
 /// One validated request with every default filled in.
 struct Request {
   ModelSpec model;
@@ -66,6 +83,7 @@ struct Request {
   CalibrationFactors calibration;  ///< from a measured run (calibrate); all 1 = none
   const StackProfile* framework = nullptr;  ///< the request's `framework`; null = none named
   TrainingOverrides training;               ///< the request's own policy settings
+  ServingOverrides serving;                 ///< the request's serving-engine settings
 };
 
 /// The policies the request runs under: its framework's, else plain PyTorch's.
@@ -90,6 +108,34 @@ inline TrainingPolicy TrainingPolicyOf(const Request& r) {
     p.saved.kv_expanded = false;
   }
   return p;
+}
+
+/// The serving policy the request runs under: its engine's at the requested version, with
+/// the request's settings.
+inline ServingPolicy ServingPolicyOf(const Request& r) {
+  const ServingOverrides& o = r.serving;
+  ServingPolicy p = AtVersion(StackOf(r).engine, o.version);
+  if (o.memory_fraction) p.memory_fraction = *o.memory_fraction;
+  if (o.static_fraction) p.static_fraction = *o.static_fraction;
+  if (o.enforce_eager) p.graph_bytes = 0;
+  if (o.block_size) p.block_tokens = *o.block_size;
+  if (o.n_ctx > 0) p.context_tokens = o.n_ctx;
+  if (o.k_bytes) p.k_bytes = *o.k_bytes;
+  if (o.v_bytes) p.v_bytes = *o.v_bytes;
+  // Whole prompts in a batch: the longest prompt the model takes is one batch.
+  const int64_t model_len = o.max_model_len > 0 ? o.max_model_len : r.model.max_context;
+  const bool whole = p.whole_prompts && model_len > 0 && model_len <= p.chunked_above;
+  for (CapTier& t : p.caps) {
+    if (whole) t.max_batched_tokens = std::max(model_len, p.whole_prompt_min_tokens);
+    if (o.max_batched_tokens) t.max_batched_tokens = *o.max_batched_tokens;
+    if (o.max_seqs) t.max_seqs = *o.max_seqs;
+  }
+  return p;
+}
+
+/// The engine's settings on the request's card and layout, with the request's own.
+inline ServingDefaults EngineDefaultsOf(const Request& r, const Parallel& layout) {
+  return DefaultsOn(ServingPolicyOf(r), r.gpu, layout);
 }
 
 }  // namespace gpuplan

@@ -17,9 +17,7 @@ bool FitsAt(const Request& r, const Estimate& e, int64_t concurrency) {
   if (e.framework.max_seqs > 0 && concurrency > e.framework.max_seqs) return false;
   Request q = r;
   q.workload.SetConcurrency(concurrency);
-  const MemoryResult m = MemoryOf(q, e.params, /*with_detail=*/false);
-  return m.per_gpu.Total() * (1 + r.headroom) <= r.gpu.memory_bytes &&
-         m.per_gpu.kv_cache <= KvPool(q, m.per_gpu);
+  return FitsCard(q, MemoryOf(q, e.params, /*with_detail=*/false).per_gpu);
 }
 
 // What one tensor-parallel rank reads per decode step across all pipeline stages: its share of
@@ -32,7 +30,8 @@ std::pair<double, double> DecodeReads(const Request& r, const ParamCounts& c) {
   one.parallel.gpus = r.parallel.tp * r.parallel.cp;
   const MemoryResult m = MemoryOf(one, c);
   double weights = m.per_gpu.weights;
-  if (!r.model.tied_embeddings) {
+  // The untied input table is not read (unless an engine keeps it off the GPU already).
+  if (!r.model.tied_embeddings && !ServingPolicyOf(r).input_embedding_on_host) {
     const FormatBits b = Bits(r.precision.weights, r.precision.quant);
     const bool fp32 =
         r.precision.weights == WeightFormat::kFp32 || r.precision.weights == WeightFormat::kTf32;
@@ -88,7 +87,46 @@ void AddServing(const Request& r, Estimate* e) {
     (ok(mid) ? lo : hi) = mid;
   }
   s.max_concurrency = lo;
-  s.max_throughput_tokens_per_s = lo > 0 ? at(lo).decode_tokens_per_s_total : 0;
+  // At saturation each iteration decodes B tokens and, chunked in, prefills B x P / O prompt
+  // tokens: the requests that finished are replaced, each paying its prompt once.
+  const auto saturated = [&](int64_t b) {
+    const InferencePerf p = at(b);
+    const double out_tokens = D(std::max<int64_t>(1, r.workload.output_tokens));
+    const double iteration = p.tpot_s + D(b) / out_tokens * p.prefill_compute_s;
+    return iteration > 0 ? D(b) / iteration : 0;
+  };
+  s.max_throughput_tokens_per_s = lo > 0 ? saturated(lo) : 0;
+  // A batch beyond the card (or the engine's pool) does not run: its decode figures are those
+  // of max_concurrency. One that only eats into the planning headroom still runs. An engine's
+  // cap on running sequences queues the rest.
+  Request bare = safe;
+  bare.headroom = 0;
+  const bool runs = FitsCard(bare, e->memory.per_gpu);
+  const int64_t asked = r.workload.concurrency;
+  int64_t served = asked;
+  if (e->framework.max_seqs > 0) served = std::min(served, e->framework.max_seqs);
+  if (!runs) served = std::min(served, lo);
+  s.served_concurrency = served;
+  if (served != asked) {
+    const double ttft = s.at_request.ttft_s;
+    const double prefill = s.at_request.prefill_tokens_per_s;
+    const double prefill_compute = s.at_request.prefill_compute_s;
+    s.at_request = served > 0 ? at(served) : InferencePerf{};
+    s.at_request.ttft_s = ttft;
+    s.at_request.prefill_tokens_per_s = prefill;
+    s.at_request.prefill_compute_s = prefill_compute;
+    if (served == 0) {
+      s.at_request.tpot_s = 0;
+    }
+    e->warnings.push_back(Note{"served_below_request",
+                               {{"requested", D(asked)}, {"served", D(served)}},
+                               served == 0
+                                   ? "not even one sequence fits: no decode rate is reported"
+                                   : "decode figures are at " + std::to_string(served) +
+                                         " sequences, what runs at once, not the requested " +
+                                         std::to_string(asked),
+                               "/workload/concurrency"});
+  }
   const InferencePerf& p = s.at_request;
   const Efficiencies eff = DefaultEfficiencies(r.gpu);
   auto& x = e->explain;
@@ -118,7 +156,18 @@ void AddServing(const Request& r, Estimate* e) {
                 "and whose TTFT and TPOT meet the targets",
       {{"ttft_target_ms", r.constraints.ttft_ms}, {"tpot_target_ms", r.constraints.tpot_ms}},
       {}};
-  x[base + "decode_tokens_per_s_total"] = {"concurrency / TPOT", {}, {}};
+  x[base + "decode_tokens_per_s_total"] = {
+      "served concurrency / TPOT (the requested concurrency, capped by the engine's running "
+      "sequences and by what fits)",
+      {{"served_concurrency", D(s.served_concurrency)}},
+      {}};
+  x[base + "max_throughput_tokens_per_s"] = {
+      "B / (TPOT(B) + B / output_tokens x prefill(prompt)) at B = max_concurrency: every "
+      "admitted request pays its prefill, chunked into the decode iterations",
+      {{"batch", D(lo)},
+       {"output_tokens", D(r.workload.output_tokens)},
+       {"prefill_compute_ms", lo > 0 ? at(lo).prefill_compute_s * 1e3 : 0}},
+      {}};
 }
 
 }  // namespace gpuplan

@@ -34,6 +34,48 @@ ServingDefaults DefaultsOn(const ServingPolicy& s, const GpuSpec& g, const Paral
   return d;
 }
 
+bool VersionBelow(const std::string& a, const std::string& b) {
+  // Part by part as numbers; a missing part is 0 and a non-digit ends a part ("0.8.5rc1").
+  size_t i = 0;
+  size_t j = 0;
+  while (i < a.size() || j < b.size()) {
+    long x = 0;
+    long y = 0;
+    for (; i < a.size() && a[i] != '.'; ++i) {
+      if (a[i] < '0' || a[i] > '9') {
+        while (i < a.size() && a[i] != '.') ++i;
+        break;
+      }
+      x = x * 10 + (a[i] - '0');
+    }
+    for (; j < b.size() && b[j] != '.'; ++j) {
+      if (b[j] < '0' || b[j] > '9') {
+        while (j < b.size() && b[j] != '.') ++j;
+        break;
+      }
+      y = y * 10 + (b[j] - '0');
+    }
+    if (x != y) return x < y;
+    if (i < a.size()) ++i;
+    if (j < b.size()) ++j;
+  }
+  return false;
+}
+
+ServingPolicy AtVersion(const ServingPolicy& s, const std::string& version) {
+  ServingPolicy p = s;
+  if (version.empty()) return p;
+  for (const ServingPolicy::Older& o : s.older) {
+    if (o.before == nullptr || !VersionBelow(version, o.before)) continue;
+    if (o.memory_fraction > 0) p.memory_fraction = o.memory_fraction;
+    p.graphs_in_budget = o.graphs_in_budget;
+    p.whole_prompts = o.whole_prompts;
+    p.non_torch_bytes = o.non_torch_bytes;
+    break;
+  }
+  return p;
+}
+
 std::vector<std::string> StackProfile::Sources() const {
   std::vector<std::string> out;
   std::copy_if(sources.begin(), sources.end(), std::back_inserter(out),

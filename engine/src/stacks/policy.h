@@ -202,7 +202,66 @@ struct ServingPolicy {
   const char* first_tier_generation = nullptr;  ///< takes caps[0] whatever its memory
   int64_t wide_tp = 4;
   bool layer_split = false;  ///< multi-GPU by layers (pipeline), not tensor parallel
+  /// kCardMinusReserve given a static share instead (SGLang's --mem-fraction-static): the
+  /// weights and the pool take this share of the card; 0 = the reserve rule.
+  double static_fraction = 0;
+  /// CUDA graphs are captured before the pool is sized, inside the share; false: after it,
+  /// out of what the share leaves on the card.
+  bool graphs_in_budget = true;
+  int64_t block_tokens = 0;  ///< the pool holds whole blocks of this many tokens (0: any)
+  /// A context of this many tokens for all sequences together, allocated at start
+  /// (llama.cpp's n_ctx); 0 = the requested concurrency x (prompt + output).
+  int64_t context_tokens = 0;
+  /// Bytes per cached element of K and of V when set apart from precision.kv_cache
+  /// (llama.cpp's --cache-type-k/-v); 0 = precision.kv_cache's.
+  double k_bytes = 0;
+  double v_bytes = 0;
+  /// Tensors come from PyTorch's caching allocator (fragmentation slack); false for engines
+  /// that allocate exact buffers (ggml's backend buffers).
+  bool caching_allocator = true;
+  /// The pool is sized after a profile run at the engine's own limits, a forward pass over
+  /// max_batched_tokens and the sampler over max_seqs rows, whatever the request's
+  /// concurrency; its share is of the card's usable total and holds the weights, that peak,
+  /// the memory outside PyTorch (NCCL) and, when captured first, the CUDA graphs; the CUDA
+  /// context and the allocator's slack live in what the share leaves (vLLM's
+  /// determine_available_memory).
+  bool profile_run = false;
+  /// The compute buffer is reserved at start for the worst-case graph: max_batched_tokens
+  /// tokens (n_ubatch) over the whole context, in f32 (ggml's graph allocator, llama.cpp).
+  bool worst_case_graph = false;
+  /// The input token table stays in host memory (llama.cpp keeps the input layer on the CPU:
+  /// a lookup needs no GPU); a tied table is also the output layer, which the GPU holds.
+  bool input_embedding_on_host = false;
+  /// Bytes a vocabulary entry per sampled row in the profile's sampler warm-up.
+  double sampler_bytes_per_logit = 0;
+  /// Without chunked prefill each batch holds whole prompts: the batched-token limit is
+  /// max(max_model_len, this) when max_model_len is at most chunked_above (older vLLM).
+  int64_t whole_prompt_min_tokens = 0;
+  int64_t chunked_above = 0;
+  /// Values an earlier release had: a version below `before` takes them.
+  struct Older {
+    const char* before = nullptr;  ///< "0.20.0"; null = unused
+    double memory_fraction = 0;
+    bool graphs_in_budget = true;
+    bool whole_prompts = false;  ///< no chunked prefill by default (whole_prompt_min_tokens)
+    double non_torch_bytes = 0;  ///< memory outside PyTorch the profile finds on one GPU
+  };
+  std::array<Older, 3> older{};
+  /// Whether this version batches whole prompts (set by AtVersion from `older`).
+  bool whole_prompts = false;
+  /// Memory outside PyTorch's allocator that a profiling engine counts on one GPU (cuBLAS and
+  /// attention workspaces; NCCL is the communicators' reserve on more than one).
+  double non_torch_bytes = 0;
+
+  /// The engine sizes a KV pool at start whatever the request's concurrency.
+  bool Preallocates() const { return kv_budget != KvBudget::kAsNeeded || context_tokens > 0; }
 };
+
+/// The policy an engine had at `version` ("" = the profile's, the current one): the first
+/// of `older` whose `before` is above it applies. Versions compare numerically by part.
+ServingPolicy AtVersion(const ServingPolicy& s, const std::string& version);
+/// Whether dotted version a is below b ("0.8.5" < "0.10.0").
+bool VersionBelow(const std::string& a, const std::string& b);
 
 /// A serving engine's settings on one card and layout, as its own defaults make them.
 struct ServingDefaults {

@@ -30,6 +30,13 @@ StackProfile Vllm() {
   f.engine.graph_bytes = 0.5 * kGiB;
   f.engine.caps = {{{70, 2048, 256}, {kUnbounded, 8192, 1024}}};
   f.engine.first_tier_generation = "ampere";
+  f.engine.block_tokens = 16;
+  f.engine.profile_run = true;
+  f.engine.sampler_bytes_per_logit = 18;
+  f.engine.whole_prompt_min_tokens = 2048;
+  f.engine.chunked_above = 32768;
+  f.engine.older = {
+      {{"0.8.0", 0.9, false, true, 0.33 * kGiB}, {"0.20.0", 0.9, false}, {"0.21.0", 0, false}}};
   f.sources = {
       "--gpu-memory-utilization 0.92 (0.9 before vLLM PR #38284): the share of each GPU the "
       "instance takes for weights, activations, CUDA graphs and a preallocated KV cache, "
@@ -37,7 +44,20 @@ StackProfile Vllm() {
       "--max-num-seqs 1024 and --max-num-batched-tokens 8192 (API server) on cards of 70 GiB "
       "or more other than Ampere, else 256 and 2048 (vllm/engine/arg_utils.py)",
       "CUDA graphs (counted inside the share since v0.21): 0.5 GiB per GPU, an assumption "
-      "from users' logs of 0.2-0.65 GiB for 1-27B models; --enforce-eager removes them"};
+      "from users' logs of 0.2-0.65 GiB for 1-27B models; --enforce-eager removes them; "
+      "earlier versions capture them after sizing the pool, out of the rest of the card",
+      "serving.version below 0.20.0 takes the 0.9 default: PR #38284 (merged 2026-04) is "
+      "assumed first released in 0.20.0",
+      "--block-size 16 on CUDA (vllm/config/cache.py): the pool is whole blocks",
+      "the pool is gpu_memory_utilization x the card's total (torch.cuda.mem_get_info) less the "
+      "weights, the peak of a profile run and the non-torch memory (determine_available_memory "
+      "in vllm/v1/worker/gpu_worker.py): the run is a forward pass over max_num_batched_tokens, "
+      "then the sampler over max_num_seqs rows of the whole vocabulary (profile_run, "
+      "_dummy_sampler_run: bf16 logits, their fp32 copy, softmax probabilities, the random "
+      "draw and one temporary, 18 bytes an entry; 4 start-up logs of 0.2-0.71 GiB agree within "
+      "15%); versions before 0.8.0 (V0) batch whole prompts unless max_model_len exceeds 32K "
+      "(max_num_batched_tokens = max(max_model_len, 2048)) and find 0.33 GiB outside PyTorch "
+      "on one GPU (the V0 log of vllm issue #14452, RTX 5090; V1 logs show 0.02-0.09)"};
   return f;
 }
 
@@ -87,12 +107,23 @@ StackProfile LlamaCpp() {
   f.engine.kv_budget = KvBudget::kAsNeeded;
   f.engine.caps = {{{kUnbounded, 512, 0}}};
   f.engine.layer_split = true;
+  f.engine.caching_allocator = false;
+  f.engine.worst_case_graph = true;
+  f.engine.input_embedding_on_host = true;
   f.sources = {
       "the KV cache is --ctx-size tokens for all --parallel slots together, allocated at "
       "start (llama-server README; issue #11681): here concurrency x (prompt + output)",
       "--ubatch-size 512: tokens per forward pass, which sizes the compute buffer",
       "--split-mode layer (default): several GPUs hold consecutive layers and run one after "
-      "another, as pipeline stages"};
+      "another, as pipeline stages",
+      "ggml allocates exact backend buffers (model, KV, compute), not through a caching "
+      "allocator: no fragmentation slack",
+      "the compute buffer is reserved at start for a worst-case graph of n_ubatch tokens over "
+      "the whole n_ctx (llama_context's graph reserve; ggml-alloc reuses memory between ops): "
+      "the largest of attention (f32 scores n_ubatch x n_ctx x heads without flash attention, "
+      "the f16 mask n_ubatch x n_ctx, q, k, v and output), the MLP and the f32 logits of "
+      "n_ubatch outputs, beside the f32 hidden state; the input token table stays on the "
+      "CPU (llama-model.cpp: the input layer's buffer type is the CPU's)"};
   return f;
 }
 

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+// The request's `serving` settings (contract, second round; issue #17): each engine's own knob
+// moves the figure that engine's start-up arithmetic says it moves. Values worked by hand from
+// Llama 3.1 8B: bf16 weights 16,060,522,496 B; KV 131,072 B per token (32 layers x 2 x 8 KV
+// heads x 128 x 2 B); an 80 GiB card is 85,899,345,920 B.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "test_util.h"
+
+namespace gpuplan::testing {
+namespace {
+
+constexpr double kBlock = 16 * 131072.0;  // vLLM's 16-token block: 2,097,152 B
+
+Json Serve(const char* framework, const Json& serving, int concurrency = 64) {
+  Json q = {{"model", {{"preset", "llama-3.1-8b"}}},
+            {"gpu", "h100-sxm-80gb"},
+            {"framework", framework},
+            {"workload", {{"kind", "inference"}, {"concurrency", concurrency}}}};
+  if (!serving.is_null()) q["serving"] = serving;
+  return q;
+}
+
+bool Warns(const Json& r, const std::string& code) {
+  for (const Json& w : r["warnings"]) {
+    if (w["code"] == code) return true;
+  }
+  return false;
+}
+
+std::string FirstInfeasible(const Json& r) {
+  return r["infeasible"].empty() ? "" : r["infeasible"][0]["code"].get<std::string>();
+}
+
+TEST(ServingSettings, VllmUtilizationAndEagerModeSizeThePool) {
+  // --gpu-memory-utilization 0.8 and --enforce-eager: 0.8 x the usable 79.19 GiB
+  // (68,023,692,034.0 B) less the weights and the profile's peak (2,431,123,456 B: the
+  // sampler's 1024 x 128,256 x 18 B beside 8192 x 4096 x 2 B of hidden states), no CUDA
+  // graphs: 49,532,046,082.0 B, in whole 2,097,152-B blocks: 49,530,535,936 B.
+  const Json r = Result(Serve("vllm", {{"gpu_memory_utilization", 0.8}, {"enforce_eager", true}}));
+  EXPECT_EQ(Detail(r, "runtime.cuda_graphs"), 0);
+  EXPECT_DOUBLE_EQ(r["framework"]["kv_pool_bytes"].get<double>(), 49530535936.0);
+  EXPECT_DOUBLE_EQ(r["framework"]["kv_pool_tokens"].get<double>(), 49530535936.0 / 131072.0);
+  EXPECT_EQ(r["request_normalized"]["serving"]["gpu_memory_utilization"], 0.8);
+  EXPECT_EQ(r["request_normalized"]["serving"]["version"], "latest");
+}
+
+TEST(ServingSettings, OlderVllmTakesPointNineAndCapturesGraphsAfterThePool) {
+  // Before 0.20 the share was 0.9 and before 0.21 the CUDA graphs (0.5 GiB) were captured
+  // after the pool was sized: 0.9 x 79.19 GiB (76,526,653,538.3 B) - 16,060,522,496 -
+  // 2,431,123,456 = 58,035,007,586.3 B, whole blocks: 58,034,487,296 B.
+  const Json r = Result(Serve("vllm", {{"version", "0.8.5"}}));
+  EXPECT_EQ(Detail(r, "runtime.cuda_graphs"), 0.5 * kGiB);
+  EXPECT_DOUBLE_EQ(r["framework"]["kv_pool_bytes"].get<double>(), 58034487296.0);
+}
+
+TEST(ServingSettings, VllmV0BatchesWholePromptsAndCountsItsWorkspaces) {
+  // Before 0.8.0 a batch holds whole prompts: max_model_len 20,000 makes the profile's forward
+  // pass 20,000 x 102,400 B = 2,048,000,000 B (above the sampler's 256 x 128,256 x 18 +
+  // 20,000 x 8,192 = 754,843,648 B on a 24 GiB card), and 0.33 GiB outside PyTorch is counted
+  // (354,334,801.9 B). On an RTX 3090 (23.58 GiB usable): 0.9 x 23.58 GiB = 22,786,948,988.93 B
+  // - 16,060,522,496 - 2,048,000,000 - 354,334,801.92 = 4,324,091,691.0 B, whole blocks:
+  // 4,322,230,272 B = 32,976 tokens (the log of vLLM issue #10517 shows 31,232).
+  Json q = Serve("vllm", {{"version", "0.6.4"}, {"max_model_len", 20000}}, 1);
+  q["gpu"] = "rtx-3090-24gb";
+  const Json r = Result(q);
+  EXPECT_DOUBLE_EQ(Detail(r, "activations.profile_forward"), 2048000000.0);
+  EXPECT_DOUBLE_EQ(r["framework"]["kv_pool_bytes"].get<double>(), 4322230272.0);
+}
+
+TEST(ServingSettings, VllmSchedulerCapsAreTheRequestsOwn) {
+  const Json r = Result(Serve("vllm", {{"max_num_seqs", 32}, {"max_num_batched_tokens", 4096}}));
+  EXPECT_EQ(r["framework"]["max_seqs"], 32);
+  EXPECT_EQ(r["framework"]["max_batched_tokens"], 4096);
+  // 64 asked, 32 run at once: the decode figures are those of 32 sequences.
+  EXPECT_TRUE(Warns(r, "served_below_request"));
+  const Json& p = r["performance"]["inference"];
+  EXPECT_NEAR(p["decode_tokens_per_s_total"].get<double>(),
+              32 * p["decode_tokens_per_s_per_seq"].get<double>(), 1e-6);
+  EXPECT_LE(p["max_concurrency"], 32);
+}
+
+TEST(ServingSettings, SglangStaticFractionHoldsWeightsAndPool) {
+  // --mem-fraction-static 0.8 of the usable 79.19 GiB: 68,023,692,034.05 B for the weights
+  // and the pool, so the pool is 68,023,692,034.05 - 16,060,522,496 = 51,963,169,538.05 B.
+  const Json r = Result(Serve("sglang", {{"mem_fraction_static", 0.8}}));
+  EXPECT_NEAR(r["framework"]["kv_pool_bytes"].get<double>(), 51963169538.05, 1.0);
+}
+
+TEST(ServingSettings, MaxModelLenRejectsLongerRequests) {
+  // 1,024 + 256 tokens a request against max_model_len 1,000.
+  const Json r = Result(Serve("vllm", {{"max_model_len", 1000}}));
+  EXPECT_EQ(FirstInfeasible(r), "exceeds_max_model_len");
+  EXPECT_FALSE(r["memory"]["fits"].get<bool>());
+}
+
+TEST(ServingSettings, LlamaCppAllocatesItsContextWithItsOwnCacheTypes) {
+  // n_ctx 8192 for every slot: f16 K and V take 8192 x 131,072 = 1,073,741,824 B; q8_0 keys
+  // (34 bytes per 32) and q4_0 values (18 per 32) take 8192 x 32 x 8 x 128 x (34 + 18) / 32 =
+  // 436,207,616 B, whatever the concurrency.
+  Json q = Serve("llama_cpp", {{"n_ctx", 8192}}, 4);
+  q["precision"] = {{"weights", "gguf_q4_k_m"}};
+  q["gpu"] = "rtx-4090-24gb";
+  EXPECT_DOUBLE_EQ(PerGpu(Result(q), "kv_cache"), 1073741824.0);
+  q["serving"]["cache_type_k"] = "q8_0";
+  q["serving"]["cache_type_v"] = "q4_0";
+  const Json r = Result(q);
+  EXPECT_DOUBLE_EQ(PerGpu(r, "kv_cache"), 436207616.0);
+  EXPECT_DOUBLE_EQ(r["framework"]["kv_pool_tokens"].get<double>(), 8192.0);
+  // ggml's buffers are exact: no allocator slack.
+  EXPECT_EQ(Detail(r, "runtime.allocator_slack"), 0);
+  // Eight slots of 1,280 tokens need 10,240 of the 8,192.
+  q["workload"]["concurrency"] = 8;
+  EXPECT_EQ(FirstInfeasible(Result(q)), "exceeds_engine_context");
+  // n_ubatch above n_batch runs n_batch tokens a pass.
+  q["serving"] = {{"n_batch", 256}, {"n_ubatch", 1024}};
+  EXPECT_EQ(Result(q)["framework"]["max_batched_tokens"], 256);
+}
+
+TEST(ServingSettings, APreallocatedPoolCarriesNoAllocatorSlack) {
+  // vLLM's pool is one allocation: the 5% fragmentation slack covers the rest only, so it
+  // does not grow with the requested concurrency and the pool does not shrink.
+  const Json a = Result(Serve("vllm", nullptr, 16));
+  const Json b = Result(Serve("vllm", nullptr, 128));
+  EXPECT_DOUBLE_EQ(Detail(a, "runtime.allocator_slack"), Detail(b, "runtime.allocator_slack"));
+  EXPECT_DOUBLE_EQ(a["framework"]["kv_pool_bytes"].get<double>(),
+                   b["framework"]["kv_pool_bytes"].get<double>());
+}
+
+TEST(ServingSettings, SaturatedThroughputPaysEachRequestsPrefill) {
+  // Every finished request is replaced by one that prefills its prompt: with one output token
+  // per request the prefills weigh as much as the decodes, with 100,000 they vanish.
+  Json q = Serve("vllm", nullptr, 8);
+  q["workload"]["mode"] = "offline";
+  q["workload"]["prompt_tokens"] = 512;
+  q["workload"]["output_tokens"] = 100000;
+  const Json long_out = Result(q)["performance"]["inference"];
+  q["workload"]["output_tokens"] = 1;
+  const Json short_out = Result(q)["performance"]["inference"];
+  const double decode_only =
+      long_out["max_concurrency"].get<double>() / (long_out["tpot_ms"].get<double>() / 1e3);
+  (void)decode_only;
+  EXPECT_GT(short_out["max_throughput_tokens_per_s"].get<double>(), 0);
+  EXPECT_LT(short_out["max_throughput_tokens_per_s"].get<double>(),
+            0.5 * long_out["max_throughput_tokens_per_s"].get<double>());
+}
+
+TEST(ServingSettings, SettingsOfAnotherEngineAreSaidUnused) {
+  const Json r = Result(Serve("vllm", {{"n_ctx", 4096}, {"mem_fraction_static", 0.8}}));
+  EXPECT_TRUE(Warns(r, "field_unused"));
+  const Json env = Envelope(Serve("vllm", {{"gpu_memory_utilization", 1.5}}));
+  EXPECT_FALSE(env["ok"].get<bool>());
+  EXPECT_EQ(env["errors"][0]["path"], "/serving/gpu_memory_utilization");
+  const Json none = Result(Serve("llama_cpp", {{"split_mode", "row"}}, 1));
+  EXPECT_TRUE(Warns(none, "engine_setting_not_modelled"));
+}
+
+}  // namespace
+}  // namespace gpuplan::testing
