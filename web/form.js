@@ -33,6 +33,12 @@ const kFieldOfPath = [
   ['/model/hf_config', 'hf'], ['/model/preset', 'model'], ['/constraints/wait_s', 'waits'],
   ['/workload/global_batch', 'global_batch'], ['/headroom', 'headroom_pct'],
   ['/memory_techniques/chunked_loss', 'chunked_loss'],
+  ['/serving/version', 'srv_version'], ['/serving/gpu_memory_utilization', 'srv_share'],
+  ['/serving/mem_fraction_static', 'srv_share'], ['/serving/kv_cache_free_gpu_mem_fraction', 'srv_share'],
+  ['/serving/max_num_seqs', 'srv_max_seqs'], ['/serving/max_num_batched_tokens', 'srv_batched'],
+  ['/serving/n_ubatch', 'srv_batched'], ['/serving/max_model_len', 'srv_max_model_len'],
+  ['/serving/enforce_eager', 'srv_eager'], ['/serving/n_ctx', 'srv_n_ctx'],
+  ['/serving/cache_type_k', 'srv_cache_k'], ['/serving/cache_type_v', 'srv_cache_v'],
 ];
 
 function fieldOf(path) {

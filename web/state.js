@@ -12,6 +12,8 @@ export const kDefaults = Object.freeze({
   global_batch: '', global_batch_unit: '', headroom_pct: '', chunked_loss: '',
   optimizer_states: '', compile: '', recompute: '', recompute_every: '', pp_schedule: '',
   virtual_stages: '', overlap_tp_comm: '', overlap_grad_reduce: '', overlap_param_gather: '',
+  srv_version: '', srv_share: '', srv_max_seqs: '', srv_batched: '', srv_max_model_len: '',
+  srv_eager: '', srv_n_ctx: '', srv_cache_k: '', srv_cache_v: '',
 });
 
 // The explicit-architecture fields (the contract's model numbers); layers turns them on.
@@ -23,7 +25,8 @@ export const kTraining = ['pretrain', 'full_finetune', 'lora', 'qlora'];
 const kNumbers = [...kArchitecture, 'cal_compute', 'cal_bandwidth', 'cal_memory', 'cal_interconnect',
   'cal_slack', 'seq_len', 'prompt_tokens', 'output_tokens', 'tokens', 'deadline_h',
   'concurrency', 'ttft_ms', 'tpot_ms', 'max_gpus', 'budget_usd', 'node_power_w', 'rps', 'prompt_p95',
-  'output_p95', 'prefix_hit', 'global_batch', 'headroom_pct', 'recompute_every', 'virtual_stages'];
+  'output_p95', 'prefix_hit', 'global_batch', 'headroom_pct', 'recompute_every', 'virtual_stages',
+  'srv_share', 'srv_max_seqs', 'srv_batched', 'srv_max_model_len', 'srv_n_ctx'];
 
 // The contract's second-round training fields (issue #16): parallel.overlap's three flags, each
 // 'on', 'off' or '' (the stack's default, which request_normalized reports).
@@ -70,9 +73,42 @@ export function buildRequest(state) {
   const headroom = num(state, 'headroom_pct');
   if (headroom !== undefined) request.headroom = headroom / 100;
   if (state.framework) request.framework = state.framework;
+  const serving = training ? undefined : servingOf(state);
+  if (serving) request.serving = serving;
   const calibration = calibrationOf(state);
   if (calibration) request.calibration = calibration;
   return JSON.parse(JSON.stringify(request));  // drops the undefined (empty optional) fields
+}
+
+// The serving engine's own settings (the contract's `serving`): one share field and one
+// batched-token field, each sent under the chosen engine's own name; a setting the engine does
+// not have is not sent. Nothing without a serving engine, so older links make the request
+// they made.
+const kShareName = { vllm: 'gpu_memory_utilization', sglang: 'mem_fraction_static',
+  tensorrt_llm: 'kv_cache_free_gpu_mem_fraction' };
+export const kServingEngines = ['vllm', 'sglang', 'tensorrt_llm', 'llama_cpp'];
+
+function servingOf(state) {
+  const fw = state.framework;
+  if (!kServingEngines.includes(fw)) return undefined;
+  const cpp = fw === 'llama_cpp';
+  const s = {};
+  const version = String(state.srv_version ?? '').trim();
+  if (version) s.version = version;
+  if (!cpp) {
+    s[kShareName[fw]] = num(state, 'srv_share');
+    s.max_num_seqs = num(state, 'srv_max_seqs');
+    s.max_num_batched_tokens = num(state, 'srv_batched');
+    s.max_model_len = num(state, 'srv_max_model_len');
+    if (state.srv_eager === '1') s.enforce_eager = true;
+  } else {
+    s.n_ubatch = num(state, 'srv_batched');
+    s.n_ctx = num(state, 'srv_n_ctx');
+    if (state.srv_cache_k) s.cache_type_k = state.srv_cache_k;
+    if (state.srv_cache_v) s.cache_type_v = state.srv_cache_v;
+  }
+  const set = Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined));
+  return Object.keys(set).length ? set : undefined;
 }
 
 // Training's optional techniques: only what the form sets is sent (empty: the engine's or the
@@ -220,7 +256,8 @@ const kFormatDefaults = Object.freeze({
     output_p95: '', prefix_hit: '', global_batch: '', global_batch_unit: '', headroom_pct: '',
     chunked_loss: '', optimizer_states: '', compile: '', recompute: '', recompute_every: '',
     pp_schedule: '', virtual_stages: '', overlap_tp_comm: '', overlap_grad_reduce: '',
-    overlap_param_gather: '',
+    overlap_param_gather: '', srv_version: '', srv_share: '', srv_max_seqs: '', srv_batched: '',
+    srv_max_model_len: '', srv_eager: '', srv_n_ctx: '', srv_cache_k: '', srv_cache_v: '',
   }),
 });
 export const kCurrentFormatDefaults = kFormatDefaults[kFormat];

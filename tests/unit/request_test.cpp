@@ -104,6 +104,33 @@ TEST(Request, PastedConfigMatchesThePreset) {
   EXPECT_EQ(Result(req)["memory"], Result(Minimal())["memory"]);
 }
 
+TEST(Request, AQuantisedCheckpointDeclaresItsKvCacheType) {
+  // compressed-tensors' kv_cache_scheme of 8-bit floats and ModelOpt's kv_cache_quant_algo
+  // FP8 make the KV cache fp8 by default: Llama 3.1 8B's 131,072 B a token halve to 65,536 B.
+  // A request that names precision.kv_cache keeps its own.
+  const Json base = Json::parse(R"({"model_type": "llama", "hidden_size": 4096,
+      "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": false})");
+  const auto per_token = [](const Json& r) {
+    return r["memory"]["detail"]["kv_cache.bytes_per_token"].get<double>();
+  };
+  Json req = Minimal();
+  Json config = base;
+  config["quantization_config"] = {{"kv_cache_scheme", {{"num_bits", 8}, {"type", "float"}}}};
+  req["model"] = {{"hf_config", config}};
+  EXPECT_EQ(per_token(Result(req)), 65536);
+  EXPECT_EQ(Result(req)["request_normalized"]["precision"]["kv_cache"], "fp8");
+  config.erase("quantization_config");
+  config["quantization"] = {{"quant_algo", "FP8"}, {"kv_cache_quant_algo", "FP8"}};
+  req["model"] = {{"hf_config", config}};
+  EXPECT_EQ(per_token(Result(req)), 65536);
+  req["precision"] = {{"kv_cache", "bf16"}};
+  EXPECT_EQ(per_token(Result(req)), 131072);
+  req.erase("precision");
+  req["model"] = {{"hf_config", base}};
+  EXPECT_EQ(per_token(Result(req)), 131072);
+}
+
 TEST(Request, HfConfigMissingFieldsNameTheirPath) {
   Json req = Minimal();
   req["model"] = {{"hf_config", {{"model_type", "llama"}, {"hidden_size", 4096}}}};

@@ -160,3 +160,42 @@ TEST(ServingSettings, SettingsOfAnotherEngineAreSaidUnused) {
 
 }  // namespace
 }  // namespace gpuplan::testing
+
+namespace gpuplan::testing {
+namespace {
+
+Json Batch(double output_p95) {
+  return {{"model", {{"preset", "llama-3.1-8b"}}},
+          {"gpu", "h100-sxm-80gb"},
+          {"framework", "vllm"},
+          {"workload",
+           {{"kind", "inference"},
+            {"mode", "offline"},
+            {"requests",
+             {{"count", 1000},
+              {"prompt_tokens", {{"mean", 500}, {"p95", 1500}}},
+              {"output_tokens", {{"mean", 200}, {"p95", output_p95}}}}}}}};
+}
+
+TEST(ServingSettings, AFiniteBatchServesItsMeansAndWaitsForItsLongestOutputs) {
+  // The set's mean lengths are the lengths served; with every output at the mean the
+  // makespan is 1000 x 200 tokens at the saturated rate, and a longer tail only adds to it.
+  const Json even = Result(Batch(200));
+  EXPECT_EQ(even["request_normalized"]["workload"]["prompt_tokens"], 500);
+  EXPECT_EQ(even["request_normalized"]["workload"]["output_tokens"], 200);
+  const Json& e = even["performance"]["inference"];
+  EXPECT_NEAR(e["makespan_s"].get<double>() * e["max_throughput_tokens_per_s"].get<double>(),
+              200000, 1e-6);
+  const Json long_tail = Result(Batch(4000));
+  const Json& tail = long_tail["performance"]["inference"];
+  EXPECT_GT(tail["makespan_s"].get<double>(), e["makespan_s"].get<double>() + 1);
+  EXPECT_LT(tail["max_throughput_tokens_per_s"].get<double>(),
+            e["max_throughput_tokens_per_s"].get<double>());
+  // A 95th percentile below the mean is refused, naming the field.
+  const Json env = Envelope(Batch(100));
+  EXPECT_FALSE(env["ok"].get<bool>());
+  EXPECT_EQ(env["errors"][0]["path"], "/workload/requests/output_tokens/p95");
+}
+
+}  // namespace
+}  // namespace gpuplan::testing

@@ -873,7 +873,20 @@ test('a framework profile: same plan as the CLI, its KV pool in the detail view,
   const line = await page.textContent('#detail-framework');
   assert.ok(line.includes(`${fw.kv_pool_tokens.toLocaleString('en')} tokens`), line);
   assert.ok(line.startsWith('vLLM'), line);
-  assert.match(await page.getAttribute('#detail-framework', 'title'), /share x card memory/);
+  assert.match(await page.getAttribute('#detail-framework', 'title'), /share x the card's usable total/);
+  // The engine's own settings (issue #17) reach the request under vLLM's names and move the
+  // pool as the CLI moves it.
+  await page.click('#engine-settings summary');
+  await setField(page, '#srv_share', '0.8');
+  await setField(page, '#srv_max_seqs', '64');
+  seq = await waitPlanned(page, seq);
+  const tuned = await readPage(page);
+  assert.deepEqual(tuned.request.serving, { gpu_memory_utilization: 0.8, max_num_seqs: 64 });
+  const tunedCli = cliPlan(tuned.text);
+  assertMatchesCli(tuned.rows, tunedCli, tuned.request);
+  assert.equal(tunedCli.request_normalized.serving.gpu_memory_utilization, 0.8);
+  assert.ok(tunedCli.recommendations[0].estimate.framework.kv_pool_tokens < fw.kv_pool_tokens ||
+            tunedCli.recommendations[0].gpu !== cli.recommendations[0].gpu);
   // The link carries the choice.
   const link = await page.evaluate(() => location.hash);
   const other = await context.newPage();
@@ -881,6 +894,7 @@ test('a framework profile: same plan as the CLI, its KV pool in the detail view,
     await other.goto(`${url}${link}`);
     await waitReady(other);
     assert.equal(await other.inputValue('#framework'), 'vllm');
+    assert.equal(await other.inputValue('#srv_share'), '0.8');
   } finally {
     await other.close();
   }

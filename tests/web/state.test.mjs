@@ -177,3 +177,20 @@ test('the advanced fields round-trip through a share link; older links leave the
   assert.equal(decodeShare(`#1.${odd}`).state.compile, '');
   assert.equal('memory_techniques' in buildRequest(decodeShare(`#1.${odd}`).state), false);
 });
+
+test('a serving engine\'s settings go under its own names; none without an engine', () => {
+  const state = { ...kDefaults, kind: 'inference', srv_share: '0.8', srv_max_seqs: '64',
+    srv_batched: '4096', srv_max_model_len: '8192', srv_eager: '1', srv_version: '0.8.5',
+    srv_n_ctx: '16384', srv_cache_k: 'q8_0' };
+  assert.equal(buildRequest(state).serving, undefined);
+  assert.deepEqual(buildRequest({ ...state, framework: 'vllm' }).serving, {
+    version: '0.8.5', gpu_memory_utilization: 0.8, max_num_seqs: 64,
+    max_num_batched_tokens: 4096, max_model_len: 8192, enforce_eager: true });
+  assert.equal(buildRequest({ ...state, framework: 'sglang' }).serving.mem_fraction_static, 0.8);
+  assert.equal(buildRequest({ ...state, framework: 'tensorrt_llm' }).serving.kv_cache_free_gpu_mem_fraction, 0.8);
+  // llama.cpp: its ubatch, context and cache types; the share and the scheduler caps are not its.
+  assert.deepEqual(buildRequest({ ...state, framework: 'llama_cpp' }).serving,
+    { version: '0.8.5', n_ubatch: 4096, n_ctx: 16384, cache_type_k: 'q8_0' });
+  // Training never sends them.
+  assert.equal(buildRequest({ ...state, kind: 'lora', framework: 'vllm' }).serving, undefined);
+});

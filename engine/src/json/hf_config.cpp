@@ -372,6 +372,37 @@ bool IsConsistent(const ModelSpec& m, const std::string& base, const ReadContext
 
 }  // namespace
 
+namespace {
+
+// The KV cache type a quantised checkpoint declares: ModelOpt's kv_cache_quant_algo ("FP8",
+// in config.json's quantization_config or hf_quant_config.json's quantization) or
+// compressed-tensors' kv_cache_scheme ({"num_bits": 8, "type": "float" | "int"}).
+std::string CheckpointKvCache(const Json& config) {
+  for (const char* key : {"quantization_config", "quantization"}) {
+    const auto q = config.find(key);
+    if (q == config.end() || !q->is_object()) continue;
+    const auto algo = q->find("kv_cache_quant_algo");
+    if (algo != q->end() && algo->is_string()) {
+      const std::string a = algo->get<std::string>();
+      if (a == "FP8" || a == "fp8") return "fp8";
+      if (a == "INT8" || a == "int8") return "int8";
+    }
+    const auto scheme = q->find("kv_cache_scheme");
+    if (scheme != q->end() && scheme->is_object()) {
+      const auto bits = scheme->find("num_bits");
+      const auto type = scheme->find("type");
+      if (bits != scheme->end() && bits->is_number() && bits->get<double>() == 8) {
+        return type != scheme->end() && type->is_string() && type->get<std::string>() == "int"
+                   ? "int8"
+                   : "fp8";
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string& path,
                                            const ReadContext& ctx, std::vector<Note>* warnings) {
   if (!config.is_object()) {
@@ -404,6 +435,7 @@ std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string
                         std::numeric_limits<int32_t>::max())
                       .value_or(0);
   ReadMoe(r, &m);
+  m.checkpoint_kv_cache = CheckpointKvCache(config);
   if (r.failed()) return std::nullopt;
   if (!IsConsistent(m, base, ctx)) return std::nullopt;
   if (!SizeIsSane(m, path, ctx)) return std::nullopt;

@@ -139,6 +139,33 @@ LoraTargets ParseTargets(const Json* v, Fields* r, const ReadContext& ctx, Json*
   return t;
 }
 
+// workload.requests: {"count": n, "prompt_tokens": {"mean", "p95"}, "output_tokens": {...}}.
+void ReadRequestSet(const Json* v, const ReadContext& ctx, Json* norm, Workload::RequestSet* out) {
+  if (v == nullptr) return;
+  Fields r(v, "/workload/requests", ctx, &(*norm)["requests"]);
+  if (!r.ok()) return;
+  out->count = r.Int("count", 1, kBig).value_or(0);
+  if (!r.Has("count")) {
+    ctx.Error("missing_field", "/workload/requests/count", "is required: how many requests");
+  }
+  const auto lengths = [&](const char* key, double* mean, double* p95) {
+    const std::string path = "/workload/requests/" + std::string(key);
+    Fields l(r.Raw(key), path, ctx, &(*norm)["requests"][key]);
+    if (!l.ok()) return;
+    *mean = l.Number("mean", 1, static_cast<double>(kMaxSeq)).value_or(0);
+    if (!l.Has("mean")) ctx.Error("missing_field", path + "/mean", "is required");
+    *p95 = l.NumberOr("p95", *mean, 1, static_cast<double>(kMaxSeq));
+    if (*p95 < *mean) {
+      ctx.Error("inconsistent", path + "/p95",
+                "is below the mean: a 95th percentile is at least it");
+    }
+    l.RejectUnknown();
+  };
+  if (r.Has("prompt_tokens")) lengths("prompt_tokens", &out->prompt_mean, &out->prompt_p95);
+  if (r.Has("output_tokens")) lengths("output_tokens", &out->output_mean, &out->output_p95);
+  r.RejectUnknown();
+}
+
 void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
   Workload& w = out->request.workload;
   if (wl == nullptr) {
@@ -182,8 +209,13 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
                                    "seq_len exceeds the model's max_position_embeddings"});
     }
   } else if (kind == "inference") {
-    w.prompt_tokens = r.IntOr("prompt_tokens", 1024, 1, kMaxSeq);
-    w.output_tokens = r.IntOr("output_tokens", 256, 1, kMaxSeq);
+    ReadRequestSet(r.Raw("requests"), ctx, &norm, &w.requests);
+    // A finite set's mean lengths are the lengths the estimate serves, unless given.
+    const auto mean = [](double v, int64_t fallback) {
+      return v > 0 ? std::max<int64_t>(1, static_cast<int64_t>(std::llround(v))) : fallback;
+    };
+    w.prompt_tokens = r.IntOr("prompt_tokens", mean(w.requests.prompt_mean, 1024), 1, kMaxSeq);
+    w.output_tokens = r.IntOr("output_tokens", mean(w.requests.output_mean, 256), 1, kMaxSeq);
     w.concurrency = r.IntOr("concurrency", 1, 1, 1 << 20);
     const std::string mode = r.EnumOr("mode", "online", {"online", "offline"});
     w.mode = mode == "offline" ? InferenceMode::kOffline : InferenceMode::kOnline;
@@ -214,8 +246,8 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
   static const std::vector<const char*> kTraining = {"micro_batch",  "seq_len", "grad_accum",
                                                      "global_batch", "tokens",  "lora_rank",
                                                      "lora_targets"};
-  static const std::vector<const char*> kServing = {"prompt_tokens", "output_tokens", "concurrency",
-                                                    "mode", "prefill_chunk_tokens"};
+  static const std::vector<const char*> kServing = {
+      "prompt_tokens", "output_tokens", "concurrency", "mode", "prefill_chunk_tokens", "requests"};
   const bool training = w.IsTraining();
   for (const char* key : training ? kServing : kTraining) {
     if (r.Has(key) && kind) {
@@ -286,8 +318,12 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
                   ") cannot be trained in full: use lora/qlora, or "
                   "fp32/bf16/fp16/fp8");
   }
-  const std::string kv_default =
-      wf == WeightFormat::kFp16 ? "fp16" : (wf == WeightFormat::kFp32 ? "fp32" : "bf16");
+  // A checkpoint that declares its KV cache type (quantization_config) sets the default.
+  const std::string& declared = req.model.checkpoint_kv_cache;
+  const std::string kv_default = !declared.empty() ? declared
+                                 : wf == WeightFormat::kFp16
+                                     ? "fp16"
+                                     : (wf == WeightFormat::kFp32 ? "fp32" : "bf16");
   const std::string kv = r.EnumOr("kv_cache", kv_default, {"fp32", "bf16", "fp16", "fp8", "int8"});
   req.precision.kv_cache = ParseKvFormat(kv).value_or(KvFormat::kBf16);
   const bool sixteen =

@@ -106,6 +106,7 @@ Json PerformanceJson(const Estimate& e) {
                         {"max_concurrency", s.max_concurrency},
                         {"max_throughput_tokens_per_s", s.max_throughput_tokens_per_s},
                         {"meets_targets", s.meets_targets}};
+    if (s.makespan_s > 0) out["inference"]["makespan_s"] = s.makespan_s;
   }
   return out;
 }

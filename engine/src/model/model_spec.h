@@ -61,7 +61,10 @@ struct ModelSpec {
   bool dropout = false;  ///< dropout active in training (Korthikanti's masks)
   MoeSpec moe;
   MlaSpec mla;
-  int64_t max_context = 0;     ///< max_position_embeddings, 0 when unknown
+  int64_t max_context = 0;  ///< max_position_embeddings, 0 when unknown
+  /// The KV cache type the checkpoint's quantisation config asks for ("fp8", "int8"; "" =
+  /// none): precision.kv_cache's default.
+  std::string checkpoint_kv_cache;
   int64_t sliding_window = 0;  ///< attention window of local layers, 0 when none
   /// With a window: layer i attends globally when (i + 1) % sliding_pattern == 0 (Gemma 2: 2,
   /// Gemma 3: 6); 1 = every layer is local (Mistral v0.1).

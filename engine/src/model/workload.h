@@ -59,6 +59,15 @@ struct Workload {
   InferenceMode mode = InferenceMode::kOnline;
   int64_t prefill_chunk_tokens = 0;    ///< tokens prefilled in one forward pass
   int64_t prefill_chunk_limit = 8192;  ///< the cap on it (the request's, else 8192)
+  /// An offline batch of a finite number of requests (contract: workload.requests); count 0 =
+  /// a steady stream. Means set prompt_tokens and output_tokens; the p95s the tail.
+  struct RequestSet {
+    int64_t count = 0;
+    double prompt_mean = 0;
+    double prompt_p95 = 0;
+    double output_mean = 0;
+    double output_p95 = 0;
+  } requests;
 
   bool IsTraining() const { return kind != WorkloadKind::kInference; }
   /// Serves `c` sequences: the prefill chunk follows (all prompts, up to the limit).

@@ -49,6 +49,9 @@ struct ServingEstimate {
   /// The batch at_request's decode figures describe: the requested concurrency, else the
   /// engine's cap on running sequences, else (not fitting) max_concurrency.
   int64_t served_concurrency = 0;
+  /// A finite set of requests (workload.requests): the time to serve them all, the last wave's
+  /// longest outputs included; 0 for a steady stream.
+  double makespan_s = 0;
 };
 
 /// What the request's framework profile adds (stack_figures.h); `id` empty when none was given.

@@ -2,6 +2,7 @@
 // Serving figures: latency and throughput at the requested concurrency, and the largest
 // concurrency that fits with the headroom and meets the latency targets.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -96,6 +97,20 @@ void AddServing(const Request& r, Estimate* e) {
     return iteration > 0 ? D(b) / iteration : 0;
   };
   s.max_throughput_tokens_per_s = lo > 0 ? saturated(lo) : 0;
+  // A finite set: every output at the saturated rate, then the longest outputs of the last
+  // wave run on at a shrinking batch, the 5% beyond the p95 alone at the end: what is above the
+  // mean of the 95th percentile's outputs, at the batch of that 5%.
+  const Workload::RequestSet& set = r.workload.requests;
+  if (set.count > 0 && lo > 0) {
+    const int64_t b = std::min(lo, set.count);
+    const double mean_out = D(r.workload.output_tokens);
+    const double p95_out = std::max(mean_out, set.output_p95);
+    const double total = D(set.count) * mean_out;
+    const int64_t tail_batch = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(0.05 * D(b))));
+    const double steady = saturated(b);
+    s.makespan_s = (steady > 0 ? total / steady : 0) + (p95_out - mean_out) * at(tail_batch).tpot_s;
+    if (s.makespan_s > 0) s.max_throughput_tokens_per_s = total / s.makespan_s;
+  }
   // A batch beyond the card (or the engine's pool) does not run: its decode figures are those
   // of max_concurrency. One that only eats into the planning headroom still runs. An engine's
   // cap on running sequences queues the rest.
@@ -161,6 +176,13 @@ void AddServing(const Request& r, Estimate* e) {
       "sequences and by what fits)",
       {{"served_concurrency", D(s.served_concurrency)}},
       {}};
+  if (s.makespan_s > 0) {
+    x[base + "makespan_s"] = {
+        "count x mean output / saturated rate + (p95 - mean output) x TPOT at 5% of the batch: "
+        "the last wave's longest requests finish alone",
+        {{"count", D(set.count)}, {"output_p95", set.output_p95}},
+        {}};
+  }
   x[base + "max_throughput_tokens_per_s"] = {
       "B / (TPOT(B) + B / output_tokens x prefill(prompt)) at B = max_concurrency: every "
       "admitted request pays its prefill, chunked into the decode iterations",

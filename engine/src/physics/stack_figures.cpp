@@ -101,7 +101,11 @@ void AddFramework(const Request& r, Estimate* e) {
   }
   auto& x = e->explain;
   x["/framework/kv_pool_bytes"] = {
-      engine.kv_budget == KvBudget::kShareOfCard
+      engine.kv_budget == KvBudget::kShareOfCard && engine.profile_run
+          ? "share x the card's usable total - weights - the profile run's peak (a forward pass "
+            "over max_batched_tokens, the sampler over max_seqs rows) - memory outside PyTorch "
+            "- CUDA graphs captured first, in whole blocks"
+      : engine.kv_budget == KvBudget::kShareOfCard
           ? "share x card memory - weights - everything else per GPU"
       : engine.kv_budget == KvBudget::kCardMinusReserve
           ? "card memory - reserve (activations, CUDA graphs) - weights"
@@ -109,6 +113,8 @@ void AddFramework(const Request& r, Estimate* e) {
           ? "share x (card memory - weights - everything else)"
           : "the KV cache of the requested concurrency at prompt + output tokens",
       {{"share", engine.static_fraction > 0 ? engine.static_fraction : engine.memory_fraction},
+       {"usable_memory_bytes", r.gpu.usable_memory_bytes},
+       {"block_tokens", D(engine.block_tokens)},
        {"reserve_bytes", d.reserve_bytes},
        {"weights_bytes", b.weights},
        {"other_bytes", b.Total() - b.weights - b.kv_cache}},
