@@ -23,10 +23,13 @@ MEGATRON_HEADS = {2304: 24, 3072: 32, 4096: 32, 6144: 48, 8192: 64, 10240: 80, 1
 # (24 GB GDDR6X, 1008 GB/s, 450 W; GA102 tensor cores as the 3090's, scaled by clock).
 RTX_3090_TI = {"id": "rtx-3090-ti-24gb", "name": "NVIDIA GeForce RTX 3090 Ti 24GB",
                "vendor": "nvidia", "generation": "ampere", "memory_gib": 24,
-               "mem_bandwidth_gb_per_s": 1008, "fp32_tflops": 40, "bf16_dense_tflops": 80,
+               "mem_bandwidth_gb_per_s": 1008, "sm_count": 84, "fp32_tflops": 40,
+               "bf16_dense_tflops": 80,
                "fp16_dense_tflops": 80, "board_power_w": 450, "form_factor": "pcie",
                "intra_node": {"kind": "pcie4", "gb_per_s_per_direction": 32}, "gpus_per_node": 4,
-               "sources": {"bandwidth": "NVIDIA GeForce RTX 3090 Ti specifications"}}
+               "sources": {"bandwidth": "NVIDIA GeForce RTX 3090 Ti specifications",
+                           "sm_count": "the full GA102 die: 84 SMs, 10,752 CUDA cores (NVIDIA "
+                                       "Ampere GA102 whitepaper, Appendix A)"}}
 
 
 def gpu_id(text):

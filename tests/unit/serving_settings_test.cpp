@@ -199,3 +199,41 @@ TEST(ServingSettings, AFiniteBatchServesItsMeansAndWaitsForItsLongestOutputs) {
 
 }  // namespace
 }  // namespace gpuplan::testing
+
+namespace gpuplan::testing {
+namespace {
+
+TEST(DecodeLaw, LlamaCppStreamsQuantisedWeightsAtItsPerSmRate) {
+  // Llama 2 7B in Q4_0 under llama.cpp on an RTX 4090, one sequence, tg128 (1 + 64 tokens of
+  // context on average). On the GPU: 32 layers x 202,375,168 linear weights x 4.5 bits =
+  // 3,642,753,024 B, the Q6_K output 131,072,000 x 6.5625 bits = 107,520,000 B, f32 norms
+  // 266,240 x 4 = 1,064,960 B (the input table stays on the CPU): 3,751,337,984 B; its KV
+  // cache 65 x 524,288 = 34,078,720 B. 128 SMs at 14 GB/s in series with 1,008 GB/s:
+  // 1 / (1/1.008e12 + 1/1.792e12) = 645.12 GB/s, so a token takes 3,785,416,704 / 645.12e9 =
+  // 5.86777 ms (llama-bench on this card: 158.4 t/s, 6.31 ms).
+  const Json q = {
+      {"model", {{"preset", "llama-2-7b"}}},
+      {"gpu", "rtx-4090-24gb"},
+      {"framework", "llama_cpp"},
+      {"precision", {{"weights", "gguf_q4_0"}}},
+      {"workload", {{"kind", "inference"}, {"prompt_tokens", 1}, {"output_tokens", 128}}}};
+  const Json r = Result(q);
+  EXPECT_DOUBLE_EQ(PerGpu(r, "weights"), 3751337984.0);
+  EXPECT_NEAR(r["performance"]["inference"]["tpot_ms"].get<double>(), 5.86777142857, 1e-9);
+  // Without llama.cpp the table is counted too: + 131,072,000 x 4.5 bits = 3,825,065,984 B,
+  // the "3.56 GiB" llama-bench prints for "llama 7B Q4_0" (tests/reference/decode_bench_rows
+  // .json, llama.cpp's own llama-bench tables).
+  Json plain = q;
+  plain.erase("framework");
+  EXPECT_DOUBLE_EQ(PerGpu(Result(plain), "weights"), 3825065984.0);
+  // 16-bit weights take cuBLAS's path: the generation's constant 0.66 of 1,008 GB/s.
+  Json f16 = q;
+  f16["precision"]["weights"] = "fp16";
+  const Json h = Result(f16);
+  EXPECT_NEAR(h["explain"]["/performance/inference/tpot_ms"]["inputs"]["bandwidth_efficiency"]
+                  .get<double>(),
+              0.66, 1e-12);
+}
+
+}  // namespace
+}  // namespace gpuplan::testing

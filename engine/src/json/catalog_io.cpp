@@ -127,6 +127,7 @@ std::optional<GpuSpec> GpuFromJson(const Json& card, const std::string& path,
               "is above the card's memory: the driver reports at most the nominal size");
   }
   g.mem_bandwidth_bytes_per_s = r.Number("mem_bandwidth_gb_per_s", 1, 100000).value_or(0) * kGB;
+  g.sm_count = r.Int("sm_count", 1, 10000).value_or(0);
   g.fp32_flops = r.Number("fp32_tflops", 0.01, 10000).value_or(0) * kTera;
   g.tf32_flops = r.Number("tf32_dense_tflops", 0.01, 100000).value_or(0) * kTera;
   g.bf16_flops = r.Number("bf16_dense_tflops", 0.01, 100000).value_or(0) * kTera;

@@ -303,7 +303,7 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
       r.EnumOr("weights", qlora ? "nf4" : "bf16",
                {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq_int4",
                 "awq_int4", "gguf_q4_k_m", "gguf_q8_0", "gguf_q2_k", "gguf_q3_k_m", "gguf_q5_k_m",
-                "gguf_q6_k", "gguf_iq2_xs"});
+                "gguf_q6_k", "gguf_iq2_xs", "gguf_q4_0"});
   req.precision.weights = ParseWeightFormat(weights).value_or(WeightFormat::kBf16);
   const WeightFormat wf = req.precision.weights;
   if (qlora && !IsFourBit(wf)) {

@@ -9,7 +9,7 @@
 namespace gpuplan {
 namespace {
 
-constexpr std::array<std::pair<WeightFormat, std::string_view>, 17> kWeightNames{{
+constexpr std::array<std::pair<WeightFormat, std::string_view>, 18> kWeightNames{{
     {WeightFormat::kFp32, "fp32"},
     {WeightFormat::kTf32, "tf32"},
     {WeightFormat::kBf16, "bf16"},
@@ -27,6 +27,7 @@ constexpr std::array<std::pair<WeightFormat, std::string_view>, 17> kWeightNames
     {WeightFormat::kGgufQ5KM, "gguf_q5_k_m"},
     {WeightFormat::kGgufQ6K, "gguf_q6_k"},
     {WeightFormat::kGgufIq2Xs, "gguf_iq2_xs"},
+    {WeightFormat::kGgufQ4_0, "gguf_q4_0"},
 }};
 
 constexpr std::array<std::pair<KvFormat, std::string_view>, 5> kKvNames{{

@@ -27,6 +27,7 @@ enum class WeightFormat {
   kGgufQ5KM,
   kGgufQ6K,
   kGgufIq2Xs,
+  kGgufQ4_0,  ///< llama.cpp's legacy 4-bit type, the llama-bench reference format
 };
 
 /// Element format of the KV cache (contract: precision.kv_cache).

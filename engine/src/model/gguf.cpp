@@ -11,6 +11,7 @@ constexpr double kQ4K = 144.0 * 8 / 256;
 constexpr double kQ5K = 176.0 * 8 / 256;
 constexpr double kQ6K = 210.0 * 8 / 256;
 constexpr double kQ8_0 = 34.0 * 8 / 32;
+constexpr double kQ4_0 = 18.0 * 8 / 32;
 constexpr double kIq2Xs = 74.0 * 8 / 256;
 
 // llama.cpp's use_more_bits(i, n): the first and last eighth, and every third layer between.
@@ -34,6 +35,7 @@ bool IsGguf(WeightFormat f) {
     case WeightFormat::kGgufQ6K:
     case WeightFormat::kGgufQ8_0:
     case WeightFormat::kGgufIq2Xs:
+    case WeightFormat::kGgufQ4_0:
       return true;
     default:
       return false;
@@ -46,6 +48,9 @@ double GgufBits(WeightFormat f, GgufTensor t, int64_t layer, const GgufModel& m)
   switch (f) {
     case WeightFormat::kGgufQ8_0:
       return kQ8_0;
+    case WeightFormat::kGgufQ4_0:
+      // Q4_0 everywhere but the output, which llama_tensor_get_type makes Q6_K.
+      return t == GgufTensor::kOutput ? kQ6K : kQ4_0;
     case WeightFormat::kGgufQ6K:
       return kQ6K;
     case WeightFormat::kGgufQ5KM:

@@ -22,6 +22,7 @@ struct GpuSpec {
   /// else 0.99 x memory_bytes (catalog_io.cpp says why).
   double usable_memory_bytes = 0;
   double mem_bandwidth_bytes_per_s = 0;
+  int64_t sm_count = 0;  ///< streaming multiprocessors / compute units; 0 when not given
   double fp32_flops = 0;
   double tf32_flops = 0;  ///< dense; 0 when the card has no such units
   double bf16_flops = 0;  ///< dense

@@ -500,6 +500,20 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
   return t;
 }
 
+double DecodeBandwidth(const Request& r) {
+  const GpuSpec& g = r.gpu;
+  const double per_sm = ServingPolicyOf(r).decode_bytes_per_s_per_sm;
+  // The per-SM rate is the engine's quantised kernels' (llama.cpp's mul_mat_vec_q); 16-bit
+  // weights go through cuBLAS, which keeps enough bytes in flight: the generation's constant.
+  const WeightFormat f = r.precision.weights;
+  const bool quantised = f != WeightFormat::kFp32 && f != WeightFormat::kTf32 &&
+                         f != WeightFormat::kBf16 && f != WeightFormat::kFp16;
+  if (per_sm > 0 && quantised && g.sm_count > 0 && g.mem_bandwidth_bytes_per_s > 0) {
+    return 1 / (1 / g.mem_bandwidth_bytes_per_s + 1 / (D(g.sm_count) * per_sm));
+  }
+  return g.mem_bandwidth_bytes_per_s * std::min(1.0, DefaultEfficiencies(g).decode_bandwidth);
+}
+
 InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
                                 double weight_bytes_read, double kv_bytes_per_token) {
   const ModelSpec& m = r.model;
@@ -513,7 +527,7 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
   const double peak = MatmulPeak(g, r.precision.weights, false);
   const CalibrationFactors& cal = r.calibration;
   const double bandwidth =
-      g.mem_bandwidth_bytes_per_s * std::min(1.0, eff.decode_bandwidth * cal.bandwidth);
+      std::min(g.mem_bandwidth_bytes_per_s, DecodeBandwidth(r) * cal.bandwidth);
   const double prefill_eff = std::min(1.0, eff.prefill_compute * cal.compute);
   const double matmul_params =
       D(c.active) - D(c.embedding) + (m.tied_embeddings ? D(m.vocab * m.hidden) : 0);

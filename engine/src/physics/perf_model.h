@@ -89,6 +89,9 @@ struct InferencePerf {
 /// `weight_bytes_read`: the weights one tensor-parallel rank reads per token across all
 /// pipeline stages (the untied embedding table excluded: only the batch's rows are read);
 /// `kv_bytes_per_token`: the KV cache per token of context on that rank, all layers.
+/// The bandwidth a single-stream decode streams weights and KV cache at on the request's card
+/// and engine, before calibration (policy.h: decode_bytes_per_s_per_sm).
+double DecodeBandwidth(const Request& r);
 InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
                                 double weight_bytes_read, double kv_bytes_per_token);
 

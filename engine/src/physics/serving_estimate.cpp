@@ -155,7 +155,11 @@ void AddServing(const Request& r, Estimate* e) {
        {"flops_per_step", p.flops_per_step},
        {"tp_comm_s", p.tp_comm_s},
        {"ep_comm_s", p.ep_comm_s},
-       {"bandwidth_efficiency", std::min(1.0, eff.decode_bandwidth * r.calibration.bandwidth)},
+       {"bandwidth_efficiency", r.gpu.mem_bandwidth_bytes_per_s > 0
+                                    ? std::min(1.0, DecodeBandwidth(r) * r.calibration.bandwidth /
+                                                        r.gpu.mem_bandwidth_bytes_per_s)
+                                    : 0.0},
+       {"sm_count", D(r.gpu.sm_count)},
        {"compute_bound", p.compute_bound ? 1.0 : 0.0}},
       {"decode efficiency: " + eff.basis}};
   x[base + "ttft_ms"] = {

@@ -232,6 +232,12 @@ struct ServingPolicy {
   /// The input token table stays in host memory (llama.cpp keeps the input layer on the CPU:
   /// a lookup needs no GPU); a tied table is also the output layer, which the GPU holds.
   bool input_embedding_on_host = false;
+  /// Bytes per second one SM (compute unit) streams in the engine's single-stream decode
+  /// kernels: a kernel that keeps few bytes in flight per SM is bound by memory latency
+  /// (Little's law), so the card streams at 1 / (1 / bandwidth + 1 / (SMs x this)); cards with
+  /// much bandwidth per SM (HBM parts) reach a smaller share of it. 0: the generation's
+  /// constant efficiency (perf_model.cpp).
+  double decode_bytes_per_s_per_sm = 0;
   /// Bytes a vocabulary entry per sampled row in the profile's sampler warm-up.
   double sampler_bytes_per_logit = 0;
   /// Without chunked prefill each batch holds whole prompts: the batched-token limit is

@@ -19,6 +19,11 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+// llama.cpp's decode kernels stream about this many bytes per second per SM: fitted on the
+// scored llama.cpp decode rows of mlc-llm's benchmark (../shared/dev-cases) and the llama-bench
+// tables of tests/reference/cases/llama-bench-decode.json (README, accuracy: the fit and its
+// leave-one-source-out error). Physically, ~8 KB in flight per SM over ~0.6 us of DRAM latency.
+constexpr double kLlamaCppBytesPerSm = 14e9;
 
 StackProfile Vllm() {
   StackProfile f;
@@ -110,6 +115,7 @@ StackProfile LlamaCpp() {
   f.engine.caching_allocator = false;
   f.engine.worst_case_graph = true;
   f.engine.input_embedding_on_host = true;
+  f.engine.decode_bytes_per_s_per_sm = kLlamaCppBytesPerSm;
   f.sources = {
       "the KV cache is --ctx-size tokens for all --parallel slots together, allocated at "
       "start (llama-server README; issue #11681): here concurrency x (prompt + output)",
@@ -123,7 +129,10 @@ StackProfile LlamaCpp() {
       "the largest of attention (f32 scores n_ubatch x n_ctx x heads without flash attention, "
       "the f16 mask n_ubatch x n_ctx, q, k, v and output), the MLP and the f32 logits of "
       "n_ubatch outputs, beside the f32 hidden state; the input token table stays on the "
-      "CPU (llama-model.cpp: the input layer's buffer type is the CPU's)"};
+      "CPU (llama-model.cpp: the input layer's buffer type is the CPU's)",
+      "single-stream decode of quantised weights (mul_mat_vec_q) streams about 14 GB/s per "
+      "SM, in series with the card's bandwidth: fitted on llama-bench and mlc-llm rows (README, "
+      "accuracy); 16-bit weights go through cuBLAS at the generation's constant"};
   return f;
 }
 
