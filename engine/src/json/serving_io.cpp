@@ -45,6 +45,12 @@ bool Reads(const Setting& s, const std::string& engine) {
   return padded.find(" " + engine + " ") != std::string::npos;
 }
 
+bool EngineReads(const char* key, const std::string& engine) {
+  const auto* const it = std::find_if(kSettings.begin(), kSettings.end(),
+                                      [&](const Setting& s) { return std::string(s.key) == key; });
+  return it != kSettings.end() && Reads(*it, engine);
+}
+
 // ggml's cache types: bytes per element of one block (ggml-common.h: a block of 32 values with
 // an fp16 scale, q4_1 and q5_1 with an fp16 minimum too, q5 with 4 bytes of high bits).
 constexpr std::array<std::pair<const char*, double>, 9> kGgmlCache{{
@@ -104,12 +110,7 @@ void ReadServing(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
               "serving.version is a release number such as \"0.8.5\" or \"b4500\" without the b");
     o.version.clear();
   }
-  const auto take = [&](const char* key) {
-    return r.Has(key) &&
-           Reads(*std::find_if(kSettings.begin(), kSettings.end(),
-                               [&](const Setting& s) { return std::string(s.key) == key; }),
-                 engine);
-  };
+  const auto take = [&](const char* key) { return r.Has(key) && EngineReads(key, engine); };
   if (take("max_num_seqs")) o.max_seqs = r.Int("max_num_seqs", 1, 1 << 20);
   if (take("max_num_batched_tokens")) {
     o.max_batched_tokens = r.Int("max_num_batched_tokens", 1, kMaxTokens);

@@ -23,6 +23,7 @@ const std::vector<ErrorBand>& ErrorBands() {
       {"engine_memory", "", 29, 3, 0.8219, 1.7857, 0.0090},
       {"kv_pool", "", 5, 3, 1.0100, 1.7824, 0.0540},
       {"memory", "", 178, 8, 0.5550, 1.1671, 0.0890},
+      {"saturation", "", 8, 2, 0.6035, 1.9230, 0.4120},
       {"training", "", 90, 8, 0.7587, 1.3365, 0.1020},
       {"weights", "", 10, 1, 0.9990, 1.0001, 0.0000},
       {"decode", "llama_cpp", 26, 4, 0.7950, 3.4042, 0.1080},
@@ -32,6 +33,7 @@ const std::vector<ErrorBand>& ErrorBands() {
       {"memory", "hf_transformers", 47, 1, 0.7870, 1.2614, 0.0390},
       {"memory", "pytorch_fsdp", 23, 3, 0.4001, 1.1740, 0.4140},
       {"memory", "torchtune", 12, 2, 0.6500, 1.2657, 0.0340},
+      {"saturation", "vllm", 7, 2, 0.6035, 1.9230, 0.3200},
       {"training", "megatron", 20, 2, 0.8726, 1.3365, 0.0920},
       {"training", "pytorch_fsdp", 54, 3, 0.7512, 1.6678, 0.1100},
   };
@@ -94,6 +96,9 @@ void AddBands(const Request& r, Estimate* e) {
     put("decode", "/performance/inference/decode_tokens_per_s_per_seq",
         p.decode_tokens_per_s_per_seq, true);
     put("decode", "/performance/inference/tpot_ms", p.tpot_s * 1e3, false);
+    // The output rate at saturation, from published serving benchmarks of fixed lengths.
+    put("saturation", "/performance/inference/max_throughput_tokens_per_s",
+        e->serving.max_throughput_tokens_per_s, true);
   }
   // The KV pool a serving engine sets aside, from its start-up logs (engine_logs.json).
   if (e->framework.kv_pool_tokens > 0) {

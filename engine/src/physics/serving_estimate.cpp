@@ -43,6 +43,66 @@ std::pair<double, double> DecodeReads(const Request& r, const ParamCounts& c) {
   return {weights, kv == m.detail.end() ? 0.0 : kv->second};
 }
 
+// The serving figures' formulas and inputs (the page's detail view shows them).
+void ExplainServing(const Request& r, double prefill_compute_at_lo_s, Estimate* e) {
+  const ServingEstimate& s = e->serving;
+  const InferencePerf& p = s.at_request;
+  const int64_t lo = s.max_concurrency;
+  const Workload::RequestSet& set = r.workload.requests;
+  const bool offline = r.workload.mode == InferenceMode::kOffline;
+  const Efficiencies eff = DefaultEfficiencies(r.gpu);
+  auto& x = e->explain;
+  const std::string base = "/performance/inference/";
+  x[base + "tpot_ms"] = {
+      "max(bytes read per step / (bandwidth x efficiency), FLOPs per step / (peak x efficiency)) "
+      "+ two tensor-parallel all-reduces per layer + an expert-parallel dispatch and combine "
+      "per MoE layer; bytes = weights (MoE: the experts the batch routes to) + the batch's KV "
+      "cache at the average context (sliding-window layers: at most the window)",
+      {{"bytes_per_step", p.bytes_per_step},
+       {"flops_per_step", p.flops_per_step},
+       {"tp_comm_s", p.tp_comm_s},
+       {"ep_comm_s", p.ep_comm_s},
+       {"bandwidth_efficiency", r.gpu.mem_bandwidth_bytes_per_s > 0
+                                    ? std::min(1.0, DecodeBandwidth(r) * r.calibration.bandwidth /
+                                                        r.gpu.mem_bandwidth_bytes_per_s)
+                                    : 0.0},
+       {"sm_count", D(r.gpu.sm_count)},
+       {"compute_bound", p.compute_bound ? 1.0 : 0.0}},
+      {"decode efficiency: " + eff.basis}};
+  x[base + "ttft_ms"] = {
+      "prefill of one prompt: (2N x prompt + layers x prompt^2 x (q + o widths)) / tp / (peak x "
+      "efficiency) + its all-reduces; queueing not included",
+      {{"prompt_tokens", D(r.workload.prompt_tokens)},
+       {"prefill_efficiency", std::min(1.0, eff.prefill_compute * r.calibration.compute)}},
+      {}};
+  x[base + "max_concurrency"] = {
+      offline ? "largest number of sequences per replica whose memory fits with the headroom "
+                "(offline: no latency target)"
+              : "largest number of sequences per replica whose memory fits with the headroom "
+                "and whose TTFT and TPOT meet the targets",
+      {{"ttft_target_ms", r.constraints.ttft_ms}, {"tpot_target_ms", r.constraints.tpot_ms}},
+      {}};
+  x[base + "decode_tokens_per_s_total"] = {
+      "served concurrency / TPOT (the requested concurrency, capped by the engine's running "
+      "sequences and by what fits)",
+      {{"served_concurrency", D(s.served_concurrency)}},
+      {}};
+  if (s.makespan_s > 0) {
+    x[base + "makespan_s"] = {
+        "count x mean output / saturated rate + (p95 - mean output) x TPOT at 5% of the batch: "
+        "the last wave's longest requests finish alone",
+        {{"count", D(set.count)}, {"output_p95", set.output_p95}},
+        {}};
+  }
+  x[base + "max_throughput_tokens_per_s"] = {
+      "B / (TPOT(B) + B / output_tokens x prefill(prompt)) at B = max_concurrency: every "
+      "admitted request pays its prefill, chunked into the decode iterations",
+      {{"batch", D(lo)},
+       {"output_tokens", D(r.workload.output_tokens)},
+       {"prefill_compute_ms", prefill_compute_at_lo_s * 1e3}},
+      {}};
+}
+
 }  // namespace
 
 void AddServing(const Request& r, Estimate* e) {
@@ -142,58 +202,7 @@ void AddServing(const Request& r, Estimate* e) {
                                          std::to_string(asked),
                                "/workload/concurrency"});
   }
-  const InferencePerf& p = s.at_request;
-  const Efficiencies eff = DefaultEfficiencies(r.gpu);
-  auto& x = e->explain;
-  const std::string base = "/performance/inference/";
-  x[base + "tpot_ms"] = {
-      "max(bytes read per step / (bandwidth x efficiency), FLOPs per step / (peak x efficiency)) "
-      "+ two tensor-parallel all-reduces per layer + an expert-parallel dispatch and combine "
-      "per MoE layer; bytes = weights (MoE: the experts the batch routes to) + the batch's KV "
-      "cache at the average context (sliding-window layers: at most the window)",
-      {{"bytes_per_step", p.bytes_per_step},
-       {"flops_per_step", p.flops_per_step},
-       {"tp_comm_s", p.tp_comm_s},
-       {"ep_comm_s", p.ep_comm_s},
-       {"bandwidth_efficiency", r.gpu.mem_bandwidth_bytes_per_s > 0
-                                    ? std::min(1.0, DecodeBandwidth(r) * r.calibration.bandwidth /
-                                                        r.gpu.mem_bandwidth_bytes_per_s)
-                                    : 0.0},
-       {"sm_count", D(r.gpu.sm_count)},
-       {"compute_bound", p.compute_bound ? 1.0 : 0.0}},
-      {"decode efficiency: " + eff.basis}};
-  x[base + "ttft_ms"] = {
-      "prefill of one prompt: (2N x prompt + layers x prompt^2 x (q + o widths)) / tp / (peak x "
-      "efficiency) + its all-reduces; queueing not included",
-      {{"prompt_tokens", D(r.workload.prompt_tokens)},
-       {"prefill_efficiency", std::min(1.0, eff.prefill_compute * r.calibration.compute)}},
-      {}};
-  x[base + "max_concurrency"] = {
-      offline ? "largest number of sequences per replica whose memory fits with the headroom "
-                "(offline: no latency target)"
-              : "largest number of sequences per replica whose memory fits with the headroom "
-                "and whose TTFT and TPOT meet the targets",
-      {{"ttft_target_ms", r.constraints.ttft_ms}, {"tpot_target_ms", r.constraints.tpot_ms}},
-      {}};
-  x[base + "decode_tokens_per_s_total"] = {
-      "served concurrency / TPOT (the requested concurrency, capped by the engine's running "
-      "sequences and by what fits)",
-      {{"served_concurrency", D(s.served_concurrency)}},
-      {}};
-  if (s.makespan_s > 0) {
-    x[base + "makespan_s"] = {
-        "count x mean output / saturated rate + (p95 - mean output) x TPOT at 5% of the batch: "
-        "the last wave's longest requests finish alone",
-        {{"count", D(set.count)}, {"output_p95", set.output_p95}},
-        {}};
-  }
-  x[base + "max_throughput_tokens_per_s"] = {
-      "B / (TPOT(B) + B / output_tokens x prefill(prompt)) at B = max_concurrency: every "
-      "admitted request pays its prefill, chunked into the decode iterations",
-      {{"batch", D(lo)},
-       {"output_tokens", D(r.workload.output_tokens)},
-       {"prefill_compute_ms", lo > 0 ? at(lo).prefill_compute_s * 1e3 : 0}},
-      {}};
+  ExplainServing(r, lo > 0 ? at(lo).prefill_compute_s : 0, e);
 }
 
 }  // namespace gpuplan
