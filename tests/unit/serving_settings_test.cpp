@@ -237,3 +237,32 @@ TEST(DecodeLaw, LlamaCppStreamsQuantisedWeightsAtItsPerSmRate) {
 
 }  // namespace
 }  // namespace gpuplan::testing
+
+namespace gpuplan::testing {
+namespace {
+
+TEST(ServingSettings, LlamaCppLayersLeftOnTheCpuLiveAndRunInHostMemory) {
+  // Llama 2 7B Q4_0 on an RTX 4090 with n_gpu_layers 16 of 32: half the layers' weights
+  // ((3,642,753,024 + 1,064,960) / 2 = 1,821,908,992 B) and KV cache on the GPU; the output
+  // layer (n_gpu_layers not above 32) stays on the CPU with the other half. A token: the GPU's
+  // 1,821,908,992 + 65 x 262,144 = 1,838,948,352 B at 645.12 GB/s = 2.85054 ms, then the
+  // host's 3,751,337,984 - 1,821,908,992 = 1,929,428,992 B at the assumed 50 GB/s = 38.58858
+  // ms: 41.43912 ms.
+  const Json q = {
+      {"model", {{"preset", "llama-2-7b"}}},
+      {"gpu", "rtx-4090-24gb"},
+      {"framework", "llama_cpp"},
+      {"precision", {{"weights", "gguf_q4_0"}}},
+      {"workload", {{"kind", "inference"}, {"prompt_tokens", 1}, {"output_tokens", 128}}},
+      {"serving", {{"n_ctx", 4096}, {"n_gpu_layers", 16}}}};
+  const Json r = Result(q);
+  EXPECT_DOUBLE_EQ(PerGpu(r, "weights"), 1821908992.0);
+  // n_ctx 4096 x 32 layers x 4096 x 2 x 2 B = 2 GiB for every layer, half of it here.
+  EXPECT_DOUBLE_EQ(PerGpu(r, "kv_cache"), 1073741824.0);
+  EXPECT_DOUBLE_EQ(r["memory"]["offloaded_bytes_per_gpu"].get<double>(), 1929428992.0);
+  EXPECT_NEAR(r["performance"]["inference"]["tpot_ms"].get<double>(), 41.43912, 1e-4);
+  EXPECT_TRUE(Warns(r, "layers_on_cpu"));
+}
+
+}  // namespace
+}  // namespace gpuplan::testing

@@ -140,11 +140,13 @@ void ReadServing(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
     if (r.Has("n_gpu_layers")) {
       const int64_t ngl = r.Int("n_gpu_layers", -1, 1 << 20).value_or(-1);
       if (ngl >= 0 && ngl <= layers) {
+        o.n_gpu_layers = ngl;
         out->warnings.push_back(Note{
-            "engine_setting_not_modelled",
+            "layers_on_cpu",
             {{"n_gpu_layers", static_cast<double>(ngl)}, {"layers", static_cast<double>(layers)}},
-            "serving.n_gpu_layers below the model's layers + 1 keeps layers in host RAM; the "
-            "estimate still counts every layer on the GPU and at GPU speed",
+            "serving.n_gpu_layers keeps " + std::to_string(layers - ngl) + " layers and the " +
+                "output layer in host memory, decoded by the CPU at an assumed 50 GB/s of host " +
+                "memory bandwidth",
             "/serving/n_gpu_layers"});
       }
     }

@@ -321,7 +321,7 @@ double InferenceActivationBytes(const Stage& s, const Detail& d) {
     double attention = ub * ctx * 2 + ub * qkvo * f32;  // f16 KQ mask, then q, k, v, output
     if (!s.in.techniques.flash_attention) attention += ub * ctx * D(m.heads) * f32;
     const double mlp_stage = ub * (m.mlp == MlpKind::kGated ? 2 : 1) * mlp_width * f32;
-    const double output = s.layers.last ? ub * D(m.vocab) * f32 : 0;
+    const double output = s.layers.last && s.output_on_gpu ? ub * D(m.vocab) * f32 : 0;
     const double buffer = ub * D(m.hidden) * f32 + std::max({attention, mlp_stage, output});
     d.Record("activations.compute_buffer", buffer);
     return buffer;

@@ -24,6 +24,8 @@ double KvCacheBytes(const Stage& s, const Detail& d) {
     const double kv_heads_gpu = std::ceil(D(m.kv_heads) / D(s.in.parallel.tp));
     per_token_layer = kv_heads_gpu * D(m.head_dim) * (k_b + v_b);
   }
+  // The KV cache of layers left on the CPU stays in host memory with them.
+  per_token_layer *= s.gpu_layer_share;
   d.Record("kv_cache.bytes_per_token", per_token_layer * D(l.Count()));
   // Sliding-window layers keep only the window's tokens (vLLM's hybrid KV cache manager,
   // llama.cpp's SWA cache, transformers' HybridCache).

@@ -130,7 +130,7 @@ void AssembleStage(const Stage& s, MemoryResult* r) {
     d.Record("peak.end_of_forward", r->moments[0].Total());
     d.Record("peak.end_of_backward", r->moments[1].Total());
   }
-  r->offloaded_bytes_per_gpu = offloaded;
+  r->offloaded_bytes_per_gpu = offloaded + HostWeightBytes(s);
 }
 
 MemoryResult StageMemory(const MemoryInput& in, int64_t stage) {

@@ -187,13 +187,26 @@ double WeightBytes(const Stage& s, const Detail& d) {
   // An untied input table an engine keeps in host memory is not on the GPU.
   const bool table_on_host = !s.full_training && s.in.workload.kind == WorkloadKind::kInference &&
                              s.in.serving.input_embedding_on_host && !s.in.model.tied_embeddings;
-  const double embedding =
-      (table_on_host ? 0 : g.embedding * s.emb_bits / 8) + g.lm_head * s.head_bits / 8;
+  const double table = table_on_host ? 0 : g.embedding * s.emb_bits / 8;
+  const double head = g.lm_head * s.head_bits / 8;
   const double other = g.other * other_bytes;
-  d.Record("weights.linear", linear);
-  d.Record("weights.embedding_and_head", embedding);
-  d.Record("weights.norms_biases_routers", other);
-  return linear + embedding + other;
+  // Layers left on the CPU (llama.cpp's n_gpu_layers) take their share of the layers' weights
+  // to host memory, and the output layer unless it is offloaded too.
+  const double share = s.gpu_layer_share;
+  const double output = s.output_on_gpu ? head : 0;
+  d.Record("weights.linear", linear * share);
+  d.Record("weights.embedding_and_head", table + output);
+  d.Record("weights.norms_biases_routers", other * share);
+  return (linear + other) * share + table + output;
+}
+
+double HostWeightBytes(const Stage& s) {
+  if (s.gpu_layer_share >= 1 && s.output_on_gpu) return 0;
+  const Detail none(false, nullptr);
+  Stage all = s;
+  all.gpu_layer_share = 1;
+  all.output_on_gpu = true;
+  return WeightBytes(all, none) - WeightBytes(s, none);
 }
 
 TrainingState TrainingStateBytes(const Stage& s, double weights, const Detail& d) {

@@ -515,7 +515,8 @@ double DecodeBandwidth(const Request& r) {
 }
 
 InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
-                                double weight_bytes_read, double kv_bytes_per_token) {
+                                double weight_bytes_read, double kv_bytes_per_token,
+                                double host_weight_bytes) {
   const ModelSpec& m = r.model;
   const Workload& w = r.workload;
   const Parallel& p = r.parallel;
@@ -573,7 +574,9 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
                      : 0;
   };
   out.ep_comm_s = ep_seconds(batch);
-  out.tpot_s = std::max(mem_s, comp_s) + out.tp_comm_s + out.ep_comm_s;
+  // Layers left on the CPU run after the GPU's, reading their weights from host memory.
+  const double host_s = host_weight_bytes / kHostDecodeBandwidth;
+  out.tpot_s = std::max(mem_s, comp_s) + out.tp_comm_s + out.ep_comm_s + host_s;
   out.decode_tokens_per_s_per_seq = out.tpot_s > 0 ? 1 / out.tpot_s : 0;
   out.decode_tokens_per_s_total = batch * out.decode_tokens_per_s_per_seq;
 

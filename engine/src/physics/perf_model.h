@@ -92,8 +92,15 @@ struct InferencePerf {
 /// The bandwidth a single-stream decode streams weights and KV cache at on the request's card
 /// and engine, before calibration (policy.h: decode_bytes_per_s_per_sm).
 double DecodeBandwidth(const Request& r);
+/// `host_weight_bytes`: weights of layers left on the CPU, read from host memory each step.
 InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
-                                double weight_bytes_read, double kv_bytes_per_token);
+                                double weight_bytes_read, double kv_bytes_per_token,
+                                double host_weight_bytes = 0);
+
+/// Host memory bandwidth a CPU reaches decoding the layers it keeps (llama.cpp's
+/// n_gpu_layers): dual-channel DDR5-4800 gives 76.8 GB/s, of which ~2/3 is reached; an
+/// assumption, named where it is used.
+inline constexpr double kHostDecodeBandwidth = 50e9;
 
 /// NCCL's achievable share of a link's bandwidth (bus bandwidth / link), an assumption.
 inline constexpr double kLinkEfficiency = 0.8;

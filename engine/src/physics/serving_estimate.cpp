@@ -22,9 +22,14 @@ bool FitsAt(const Request& r, const Estimate& e, int64_t concurrency) {
 }
 
 // What one tensor-parallel rank reads per decode step across all pipeline stages: its share of
-// every weight but the untied embedding table (a lookup reads only the batch's rows), and the
-// KV cache per token of context.
-std::pair<double, double> DecodeReads(const Request& r, const ParamCounts& c) {
+// every weight but the untied embedding table (a lookup reads only the batch's rows), the
+// KV cache per token of context, and the weights of layers left in host memory.
+struct Reads {
+  double weights = 0;
+  double kv_per_token = 0;
+  double host_weights = 0;
+};
+Reads DecodeReads(const Request& r, const ParamCounts& c) {
   Request one = r;
   one.parallel.pp = 1;
   one.parallel.zero = 0;
@@ -40,7 +45,7 @@ std::pair<double, double> DecodeReads(const Request& r, const ParamCounts& c) {
     weights -= D(r.model.vocab) * D(r.model.hidden) * bits / 8 / D(r.parallel.tp);
   }
   const auto kv = m.detail.find("kv_cache.bytes_per_token");
-  return {weights, kv == m.detail.end() ? 0.0 : kv->second};
+  return {weights, kv == m.detail.end() ? 0.0 : kv->second, m.offloaded_bytes_per_gpu};
 }
 
 // The serving figures' formulas and inputs (the page's detail view shows them).
@@ -109,12 +114,10 @@ void AddServing(const Request& r, Estimate* e) {
   e->has_serving = true;
   Request safe = r;
   safe.parallel = SafeLayout(r.parallel);
-  // Named, not structured bindings: the lambda below captures them (C++17).
-  const std::pair<double, double> reads = DecodeReads(safe, e->params);
-  const double weights = reads.first;
-  const double kv_token = reads.second;
+  const Reads reads = DecodeReads(safe, e->params);
   const auto at = [&](int64_t c) {
-    return EstimateInference(safe, e->params, c, weights, kv_token);
+    return EstimateInference(safe, e->params, c, reads.weights, reads.kv_per_token,
+                             reads.host_weights);
   };
   ServingEstimate& s = e->serving;
   s.at_request = at(r.workload.concurrency);

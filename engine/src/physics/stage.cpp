@@ -84,6 +84,11 @@ Stage::Stage(const MemoryInput& input, int64_t stage)
       act_bytes(fp32_model || kbit_upcast ? 4 : 2),
       shard(D(std::max<int64_t>(1, input.parallel.ShardGroup()))) {
   const Precision& prec = input.precision;
+  const int64_t on_gpu = input.serving.gpu_layers;
+  if (!input.workload.IsTraining() && on_gpu >= 0 && input.model.layers > 0) {
+    gpu_layer_share = std::min(1.0, D(on_gpu) / D(input.model.layers));
+    output_on_gpu = on_gpu > input.model.layers;
+  }
   // Training keeps 16-bit weights for fp8 compute (Transformer Engine casts per step).
   linear_bits = (full_training && prec.weights == WeightFormat::kFp8) ? 16 : bits.bits_per_weight;
   emb_bits = bits.embeddings_16bit ? (fp32_model || kbit_upcast ? 32 : 16) : bits.embedding_bits;

@@ -51,7 +51,11 @@ struct Stage {
   /// embeddings, norms and head, and fp32 activations
   bool kbit_upcast;
   double act_bytes;  ///< bytes of one saved activation element (bf16 2, fp32 4)
-  double shard;      ///< ranks ZeRO shards over
+  /// Serving with layers left on the CPU (ServingPolicy::gpu_layers): the share of the
+  /// repeating layers on the GPUs, and whether the output layer is there too.
+  double gpu_layer_share = 1;
+  bool output_on_gpu = true;
+  double shard;  ///< ranks ZeRO shards over
   double linear_bits = 16;
   double emb_bits = 16;
   double head_bits = 16;
@@ -84,6 +88,8 @@ struct TrainingState {
 
 // Each part of one stage's memory, in bytes per GPU (parameter_memory.cpp).
 double WeightBytes(const Stage& s, const Detail& d);
+/// Weights a stage keeps in host memory (layers left on the CPU); 0 when all are on GPUs.
+double HostWeightBytes(const Stage& s);
 TrainingState TrainingStateBytes(const Stage& s, double weights, const Detail& d);
 /// Moves what offloading (or a paged optimizer) keeps in host memory out of `state`; returns
 /// the bytes moved.

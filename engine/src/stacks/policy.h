@@ -238,6 +238,10 @@ struct ServingPolicy {
   /// much bandwidth per SM (HBM parts) reach a smaller share of it. 0: the generation's
   /// constant efficiency (perf_model.cpp).
   double decode_bytes_per_s_per_sm = 0;
+  /// llama.cpp's n_gpu_layers: the last this many repeating layers (with their KV cache) live
+  /// on the GPUs, the output layer too when it exceeds the layer count; the rest stay in host
+  /// memory and run on the CPU. -1 = every layer.
+  int64_t gpu_layers = -1;
   /// Bytes a vocabulary entry per sampled row in the profile's sampler warm-up.
   double sampler_bytes_per_logit = 0;
   /// Without chunked prefill each batch holds whole prompts: the batched-token limit is
