@@ -112,9 +112,11 @@ TEST(ServingSettings, LlamaCppAllocatesItsContextWithItsOwnCacheTypes) {
   EXPECT_DOUBLE_EQ(r["framework"]["kv_pool_tokens"].get<double>(), 8192.0);
   // ggml's buffers are exact: no allocator slack.
   EXPECT_EQ(Detail(r, "runtime.allocator_slack"), 0);
-  // Eight slots of 1,280 tokens need 10,240 of the 8,192.
+  // Eight slots of 1,280 tokens need 10,240 of the 8,192; six fit (7,680).
   q["workload"]["concurrency"] = 8;
-  EXPECT_EQ(FirstInfeasible(Result(q)), "exceeds_engine_context");
+  const Json over = Result(q);
+  EXPECT_EQ(FirstInfeasible(over), "exceeds_engine_context");
+  EXPECT_EQ(over["performance"]["inference"]["max_concurrency"], 6);
   // n_ubatch above n_batch runs n_batch tokens a pass.
   q["serving"] = {{"n_batch", 256}, {"n_ubatch", 1024}};
   EXPECT_EQ(Result(q)["framework"]["max_batched_tokens"], 256);

@@ -16,6 +16,10 @@ using text::D;
 
 bool FitsAt(const Request& r, const Estimate& e, int64_t concurrency) {
   if (e.framework.max_seqs > 0 && concurrency > e.framework.max_seqs) return false;
+  // A context allocated at start for every sequence (llama.cpp's n_ctx) holds so many.
+  const int64_t n_ctx = ServingPolicyOf(r).context_tokens;
+  const int64_t per_sequence = r.workload.prompt_tokens + r.workload.output_tokens;
+  if (n_ctx > 0 && concurrency * per_sequence > n_ctx) return false;
   Request q = r;
   q.workload.SetConcurrency(concurrency);
   return FitsCard(q, MemoryOf(q, e.params, /*with_detail=*/false).per_gpu);
@@ -135,7 +139,8 @@ void AddServing(const Request& r, Estimate* e) {
   // doubling, then bisecting.
   const auto ok = [&](int64_t c) {
     return e->infeasible.empty() || e->infeasible[0].code == "exceeds_memory" ||
-                   e->infeasible[0].code == "exceeds_engine_kv_pool"
+                   e->infeasible[0].code == "exceeds_engine_kv_pool" ||
+                   e->infeasible[0].code == "exceeds_engine_context"
                ? FitsAt(safe, *e, c) && meets(at(c))
                : false;
   };
