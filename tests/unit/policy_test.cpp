@@ -326,6 +326,18 @@ TEST(StackProfiles, ServingCapsAndReserveFollowTheCard) {
             0);
 }
 
+TEST(StackProfiles, VersionsCompareByNumberedParts) {
+  // 0.10 is after 0.9 (not before it, as text would have it); a missing part is 0; a suffix
+  // after the digits ("rc1") does not count.
+  EXPECT_TRUE(VersionBelow("0.9.2", "0.10.0"));
+  EXPECT_FALSE(VersionBelow("0.10.0", "0.9.2"));
+  EXPECT_FALSE(VersionBelow("0.8", "0.8.0"));
+  EXPECT_FALSE(VersionBelow("0.8.0", "0.8"));
+  EXPECT_TRUE(VersionBelow("0.8.5rc1", "0.8.6"));
+  EXPECT_FALSE(VersionBelow("0.20.1rc1.dev16", "0.20.0"));
+  EXPECT_TRUE(VersionBelow("0.20.1rc1.dev16", "0.21.0"));
+}
+
 TEST(StackProfiles, LayoutsEachStackOffers) {
   Parallel tp2;
   tp2.gpus = tp2.tp = 2;

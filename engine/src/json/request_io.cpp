@@ -20,11 +20,6 @@ constexpr int64_t kBig = int64_t{1} << 40;
 constexpr int64_t kMaxSeq = int64_t{1} << 24;  // 16M tokens
 constexpr int64_t kMaxGpus = 1 << 20;
 
-// A field the request gave that this purpose or format does not use.
-Note Unused(const std::string& path, const std::string& why) {
-  return Note{"field_unused", {}, path + " " + why, path};
-}
-
 void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& ctx,
                ParsedRequest* out) {
   Request& req = out->request;
@@ -654,6 +649,10 @@ void ReadConstraints(const Json* v, const LoadedCatalog& cat, const ReadContext&
 }
 
 }  // namespace
+
+Note Unused(const std::string& path, const std::string& why) {
+  return Note{"field_unused", {}, path + " " + why, path};
+}
 
 bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool require_gpu,
                   ParsedRequest* out, Diagnostics* errors) {

@@ -21,6 +21,10 @@ struct ParsedRequest {
   Measurement measured;
 };
 
+/// The `field_unused` warning for a field the request gave that its purpose, format or
+/// engine does not read.
+Note Unused(const std::string& path, const std::string& why);
+
 /// Parses and checks a request against the catalog. Returns false with `errors` filled (each
 /// with its JSON pointer) when the request is malformed; `require_gpu` is false for `plan`.
 bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool require_gpu,

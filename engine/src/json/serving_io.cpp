@@ -75,10 +75,6 @@ std::optional<double> CacheType(Fields* r, const char* key) {
   return std::nullopt;
 }
 
-Note Unused(const std::string& path, const std::string& why) {
-  return Note{"field_unused", {}, path + " " + why, path};
-}
-
 }  // namespace
 
 void ReadServing(const Json* v, const ReadContext& ctx, ParsedRequest* out) {

@@ -46,10 +46,9 @@ double KvPoolBytes(const ServingPolicy& s, const GpuSpec& g, const Parallel& p, 
 }
 
 // KV bytes per token of the request's context, as the cache holds it.
-double KvTokenBytes(const Request& r, const MemoryBreakdown& b) {
+double KvTokenBytes(const Request& r, const ServingPolicy& s, const MemoryBreakdown& b) {
   const double context = text::D(r.workload.prompt_tokens + r.workload.output_tokens);
   const double sequences = text::D(std::max<int64_t>(1, r.workload.concurrency));
-  const ServingPolicy s = ServingPolicyOf(r);
   const double tokens = s.context_tokens > 0 ? text::D(s.context_tokens) : context * sequences;
   return tokens > 0 ? b.kv_cache / tokens : 0;
 }
@@ -66,7 +65,7 @@ double KvPool(const Request& r, const MemoryBreakdown& b) {
   const double profiled = b.activations + b.buffers + (comm > 0 ? comm : engine.non_torch_bytes) +
                           (engine.graphs_in_budget ? engine.graph_bytes : 0);
   return KvPoolBytes(engine, r.gpu, r.parallel, b.weights, b.Total() - b.weights - b.kv_cache,
-                     b.kv_cache, KvTokenBytes(r, b), profiled);
+                     b.kv_cache, KvTokenBytes(r, engine, b), profiled);
 }
 
 bool FitsCard(const Request& r, const MemoryBreakdown& b) {
@@ -93,7 +92,7 @@ void AddFramework(const Request& r, Estimate* e) {
   // What one sequence of the request's length takes (sliding-window layers hold at most the
   // window), and per token of that length.
   const double context = text::D(r.workload.prompt_tokens + r.workload.output_tokens);
-  const double kv_token = KvTokenBytes(r, b);
+  const double kv_token = KvTokenBytes(r, engine, b);
   const double per_sequence = kv_token * context;
   if (kv_token > 0) {
     fe.kv_pool_tokens = std::floor(fe.kv_pool_bytes / kv_token);

@@ -34,30 +34,31 @@ ServingDefaults DefaultsOn(const ServingPolicy& s, const GpuSpec& g, const Paral
   return d;
 }
 
+namespace {
+
+// The number at the start of the dotted part that begins at *at, moving *at past the part's
+// dot; digits after a non-digit are not part of it ("5rc1" is 5).
+long NextVersionPart(const std::string& v, size_t* at) {
+  long n = 0;
+  bool digits = true;
+  for (; *at < v.size() && v[*at] != '.'; ++*at) {
+    digits = digits && v[*at] >= '0' && v[*at] <= '9';
+    if (digits) n = n * 10 + (v[*at] - '0');
+  }
+  if (*at < v.size()) ++*at;
+  return n;
+}
+
+}  // namespace
+
 bool VersionBelow(const std::string& a, const std::string& b) {
-  // Part by part as numbers; a missing part is 0 and a non-digit ends a part ("0.8.5rc1").
+  // Part by part as numbers; a missing part is 0 ("0.8.5rc1" is 0.8.5).
   size_t i = 0;
   size_t j = 0;
   while (i < a.size() || j < b.size()) {
-    long x = 0;
-    long y = 0;
-    for (; i < a.size() && a[i] != '.'; ++i) {
-      if (a[i] < '0' || a[i] > '9') {
-        while (i < a.size() && a[i] != '.') ++i;
-        break;
-      }
-      x = x * 10 + (a[i] - '0');
-    }
-    for (; j < b.size() && b[j] != '.'; ++j) {
-      if (b[j] < '0' || b[j] > '9') {
-        while (j < b.size() && b[j] != '.') ++j;
-        break;
-      }
-      y = y * 10 + (b[j] - '0');
-    }
+    const long x = NextVersionPart(a, &i);
+    const long y = NextVersionPart(b, &j);
     if (x != y) return x < y;
-    if (i < a.size()) ++i;
-    if (j < b.size()) ++j;
   }
   return false;
 }
