@@ -104,6 +104,7 @@ Json PerformanceJson(const Estimate& e) {
                         {"tpot_ms", p.tpot_s * 1e3},
                         {"bound", p.compute_bound ? "compute" : "memory"},
                         {"max_concurrency", s.max_concurrency},
+                        {"engine_concurrency", s.engine_concurrency},
                         {"max_throughput_tokens_per_s", s.max_throughput_tokens_per_s},
                         {"meets_targets", s.meets_targets}};
     if (s.makespan_s > 0) out["inference"]["makespan_s"] = s.makespan_s;

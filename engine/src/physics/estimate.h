@@ -42,8 +42,11 @@ struct CostEstimate {
 struct ServingEstimate {
   InferencePerf at_request;
   int64_t max_concurrency = 0;  ///< per replica; 0 when even one sequence does not fit
+  /// The batch a preallocating engine runs under full load: what its pool admits, with no
+  /// planning headroom; max_concurrency for the others.
+  int64_t engine_concurrency = 0;
   bool meets_targets = true;
-  /// Output tokens/s at max_concurrency with every admitted request's prefill paid:
+  /// Output tokens/s at engine_concurrency with every admitted request's prefill paid:
   /// B / (t_decode(B) + (B / output tokens) x one prompt's prefill compute).
   double max_throughput_tokens_per_s = 0;
   /// The batch at_request's decode figures describe: the requested concurrency, else the

@@ -91,6 +91,12 @@ void ExplainServing(const Request& r, double prefill_compute_at_lo_s, Estimate* 
                 "and whose TTFT and TPOT meet the targets",
       {{"ttft_target_ms", r.constraints.ttft_ms}, {"tpot_target_ms", r.constraints.tpot_ms}},
       {}};
+  x[base + "engine_concurrency"] = {
+      "sequences the engine runs at once under full load: an engine that preallocates its KV "
+      "pool admits what the pool holds at the request's lengths (capped by its max_num_seqs), "
+      "with no planning headroom inside its own budget; otherwise max_concurrency",
+      {{"max_concurrency", D(lo)}},
+      {}};
   x[base + "decode_tokens_per_s_total"] = {
       "served concurrency / TPOT (the requested concurrency, capped by the engine's running "
       "sequences and by what fits)",
@@ -104,9 +110,11 @@ void ExplainServing(const Request& r, double prefill_compute_at_lo_s, Estimate* 
         {}};
   }
   x[base + "max_throughput_tokens_per_s"] = {
-      "B / (TPOT(B) + B / output_tokens x prefill(prompt)) at B = max_concurrency: every "
-      "admitted request pays its prefill, chunked into the decode iterations",
-      {{"batch", D(lo)},
+      "B / (TPOT(B) + B / output_tokens x prefill(prompt)) at B = engine_concurrency (an engine "
+      "that preallocates its KV pool fills it under full load, whatever the planning headroom; "
+      "otherwise max_concurrency): every admitted request pays its prefill, chunked into the "
+      "decode iterations",
+      {{"batch", D(s.engine_concurrency)},
        {"output_tokens", D(r.workload.output_tokens)},
        {"prefill_compute_ms", prefill_compute_at_lo_s * 1e3}},
       {}};
@@ -137,25 +145,38 @@ void AddServing(const Request& r, Estimate* e) {
   s.meets_targets = meets(s.at_request) && e->fits;
   // Memory and latency both grow with concurrency, so the largest acceptable one is found by
   // doubling, then bisecting.
-  const auto ok = [&](int64_t c) {
-    return e->infeasible.empty() || e->infeasible[0].code == "exceeds_memory" ||
-                   e->infeasible[0].code == "exceeds_engine_kv_pool" ||
-                   e->infeasible[0].code == "exceeds_engine_context"
-               ? FitsAt(safe, *e, c) && meets(at(c))
-               : false;
+  const auto largest = [&](const Request& q) {
+    const auto ok = [&](int64_t c) {
+      return e->infeasible.empty() || e->infeasible[0].code == "exceeds_memory" ||
+                     e->infeasible[0].code == "exceeds_engine_kv_pool" ||
+                     e->infeasible[0].code == "exceeds_engine_context"
+                 ? FitsAt(q, *e, c) && meets(at(c))
+                 : false;
+    };
+    int64_t lo = 0;
+    int64_t hi = 1;
+    constexpr int64_t kMax = int64_t{1} << 20;
+    while (hi <= kMax && ok(hi)) {
+      lo = hi;
+      hi *= 2;
+    }
+    while (hi - lo > 1 && lo < kMax) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      (ok(mid) ? lo : hi) = mid;
+    }
+    return lo;
   };
-  int64_t lo = 0;
-  int64_t hi = 1;
-  constexpr int64_t kMax = int64_t{1} << 20;
-  while (hi <= kMax && ok(hi)) {
-    lo = hi;
-    hi *= 2;
-  }
-  while (hi - lo > 1 && lo < kMax) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    (ok(mid) ? lo : hi) = mid;
-  }
+  // max_concurrency is the planner's figure: what fits with the planning headroom on the card.
+  const int64_t lo = largest(safe);
   s.max_concurrency = lo;
+  // An engine that preallocates its pool admits what the pool holds once started, headroom or
+  // not (issue #17: no planning headroom inside the engine's own budget), so a server under
+  // full load runs that batch.
+  Request bare_pool = safe;
+  bare_pool.headroom = 0;
+  const bool pool_engine = ServingPolicyOf(r).Preallocates();
+  s.engine_concurrency = pool_engine && safe.headroom > 0 ? largest(bare_pool) : lo;
+  const int64_t full = s.engine_concurrency;
   // At saturation each iteration decodes B tokens and, chunked in, prefills B x P / O prompt
   // tokens: the requests that finished are replaced, each paying its prompt once.
   const auto saturated = [&](int64_t b) {
@@ -164,13 +185,13 @@ void AddServing(const Request& r, Estimate* e) {
     const double iteration = p.tpot_s + D(b) / out_tokens * p.prefill_compute_s;
     return iteration > 0 ? D(b) / iteration : 0;
   };
-  s.max_throughput_tokens_per_s = lo > 0 ? saturated(lo) : 0;
+  s.max_throughput_tokens_per_s = full > 0 ? saturated(full) : 0;
   // A finite set: every output at the saturated rate, then the longest outputs of the last
   // wave run on at a shrinking batch, the 5% beyond the p95 alone at the end: what is above the
   // mean of the 95th percentile's outputs, at the batch of that 5%.
   const Workload::RequestSet& set = r.workload.requests;
-  if (set.count > 0 && lo > 0) {
-    const int64_t b = std::min(lo, set.count);
+  if (set.count > 0 && full > 0) {
+    const int64_t b = std::min(full, set.count);
     const double mean_out = D(r.workload.output_tokens);
     const double p95_out = std::max(mean_out, set.output_p95);
     const double total = D(set.count) * mean_out;
@@ -210,7 +231,7 @@ void AddServing(const Request& r, Estimate* e) {
                                          std::to_string(asked),
                                "/workload/concurrency"});
   }
-  ExplainServing(r, lo > 0 ? at(lo).prefill_compute_s : 0, e);
+  ExplainServing(r, full > 0 ? at(full).prefill_compute_s : 0, e);
 }
 
 }  // namespace gpuplan
