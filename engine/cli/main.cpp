@@ -26,7 +26,8 @@ constexpr const char* kMainHelp = R"(gpuplan: GPU capacity planner for language-
 
 Usage:
   gpuplan estimate [FILE|-] [--catalog DIR]   evaluate one fixed setup (request JSON)
-  gpuplan plan [FILE|-] [--catalog DIR]       rank every card: count, setup, time, cost
+  gpuplan plan [FILE|-] [--full] [--catalog DIR]
+                                              rank every card: count, setup, time, cost
   gpuplan script [FILE|-] [--catalog DIR]     a PyTorch script that measures the estimate
   gpuplan calibrate [FILE|-] [--catalog DIR]  compare a measured run with the estimate,
                                               derive correction factors, diagnose mismatches
@@ -62,7 +63,7 @@ Example:
     | gpuplan estimate
 )";
 
-constexpr const char* kPlanHelp = R"(gpuplan plan [FILE|-] [--catalog DIR]
+constexpr const char* kPlanHelp = R"(gpuplan plan [FILE|-] [--full] [--catalog DIR]
 
 Searches every card of the catalog (or constraints.gpus) over counts (powers of two and whole
 nodes up to constraints.max_gpus, 64 by default) and setups (tensor and pipeline parallel,
@@ -70,6 +71,11 @@ ZeRO stage, recomputation, micro-batch at a fixed global batch; for serving, GPU
 and replicas for the requested concurrency at the TTFT/TPOT targets). Keeps the best setup per
 card for constraints.objective (default: by purpose; time, cost, count, power), ranks the
 cards, lists the rejected ones with their reason, and gives advice.
+
+Each recommendation carries what a table of options shows (memory parts and total, fits, time
+or throughput, cost, power, their bands, warnings); `gpuplan estimate` on the recommendation's
+setup gives the rest (explain, levers, diagnosis). --full puts every recommendation's complete
+estimate in the plan instead.
 
 Example:
   echo '{"model":{"preset":"llama-3.1-70b"},"workload":{"kind":"lora"}}' | gpuplan plan
@@ -209,6 +215,7 @@ struct Args {
   bool help = false;
   bool gpus_only = false;
   bool models_only = false;
+  bool full = false;  ///< plan: every recommendation's complete estimate
   std::string error;
 };
 
@@ -234,6 +241,8 @@ Args ParseArgs(int argc, char** argv) {
       a.gpus_only = true;
     } else if (s == "--models") {
       a.models_only = true;
+    } else if (s == "--full") {
+      a.full = true;
     } else if (s.size() > 1 && s[0] == '-' && s != "-" && s != "--version") {
       a.error = "unknown option " + s;
     } else if (a.command.empty()) {
@@ -317,8 +326,11 @@ int Main(int argc, char** argv) {
     });
   }
   if (a.command == "plan") {
-    return run_request(kPlanHelp,
-                       [](const gpuplan::Engine& e, const std::string& r) { return e.Plan(r); });
+    const auto answer =
+        a.full ? gpuplan::Engine::PlanAnswer::kFull : gpuplan::Engine::PlanAnswer::kLean;
+    return run_request(kPlanHelp, [answer](const gpuplan::Engine& e, const std::string& r) {
+      return e.Plan(r, answer);
+    });
   }
   if (a.command == "script") {
     return run_request(

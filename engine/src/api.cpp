@@ -74,7 +74,7 @@ std::string Engine::Estimate(std::string_view request_json) const {
   return json_io::DumpEnvelope({{"ok", true}, {"result", result}});
 }
 
-std::string Engine::Plan(std::string_view request_json) const {
+std::string Engine::Plan(std::string_view request_json, PlanAnswer answer) const {
   json_io::ParsedRequest parsed;
   std::string envelope;
   if (!Parse(request_json, /*require_gpu=*/false, &parsed, &envelope)) return envelope;
@@ -82,7 +82,9 @@ std::string Engine::Plan(std::string_view request_json) const {
   const PlanResult plan =
       gpuplan::Plan(parsed.request, json_io::CardsToSearch(parsed.request, impl_->catalog));
   return json_io::DumpEnvelope(
-      {{"ok", true}, {"result", json_io::PlanToJson(parsed, plan, impl_->catalog.version)}});
+      {{"ok", true},
+       {"result", json_io::PlanToJson(parsed, plan, impl_->catalog.version,
+                                      answer == PlanAnswer::kFull)}});
 }
 
 std::string Engine::Script(std::string_view request_json) const {

@@ -30,8 +30,13 @@ class Engine {
 
   /// `{"ok": true, "result": {...}}` or `{"ok": false, "errors": [{code, path, message}]}`.
   std::string Estimate(std::string_view request_json) const;
+  /// How much of each recommendation's estimate a plan carries.
+  enum class PlanAnswer {
+    kLean,  ///< what the table and sheet show; the rest is one Estimate call away
+    kFull,  ///< every recommendation's complete estimate (explain, levers, diagnosis...)
+  };
   /// `gpuplan plan`: the request may omit gpu and parallel; constraints bound the search.
-  std::string Plan(std::string_view request_json) const;
+  std::string Plan(std::string_view request_json, PlanAnswer answer = PlanAnswer::kLean) const;
   /// `gpuplan script`: `{"filename", "script"}`, a PyTorch program that measures the request's
   /// job on one GPU and prints it next to the engine's estimate (script.h). Needs a `gpu`.
   std::string Script(std::string_view request_json) const;

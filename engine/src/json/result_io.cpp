@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "core/version.h"
@@ -317,11 +319,121 @@ Json FewestJson(const std::optional<FewestCards>& f) {
           {"usd_total", f->usd_total < 0 ? Json(nullptr) : Json(f->usd_total)}};
 }
 
+
+// Six significant digits: what a table shows is three or four, and the bands span tens of
+// percent; the 17 digits of a shortest round-trip double are most of a lean plan's bytes.
+// A whole number is written as one (no ".0"), and a member that is null is left out.
+void RoundFigures(Json* j) {
+  if (j->is_number_float()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", j->get<double>());
+    const double v = std::strtod(buf, nullptr);
+    constexpr double kExact = 9007199254740992.0;  // 2^53
+    if (std::floor(v) == v && std::fabs(v) < kExact) {
+      *j = static_cast<int64_t>(v);
+    } else {
+      *j = v;
+    }
+  } else if (j->is_object()) {
+    for (auto it = j->begin(); it != j->end();) {
+      if (it->is_null()) {
+        it = j->erase(it);
+      } else {
+        RoundFigures(&*it);
+        ++it;
+      }
+    }
+  } else if (j->is_array()) {
+    for (Json& child : *j) RoundFigures(&child);
+  }
+}
+
+// The memory figures a table row and the sheet show: the seven parts, each rounded, and the
+// totals made of the rounded parts (as EstimateBody's).
+Json LeanMemory(const Request& r, const Estimate& e) {
+  const MemoryBreakdown& b = e.memory.per_gpu;
+  Json parts = Json::object();
+  double total = 0;
+  const std::pair<const char*, double> named[] = {{"weights", b.weights},
+                                                  {"gradients", b.gradients},
+                                                  {"optimizer_states", b.optimizer_states},
+                                                  {"activations", b.activations},
+                                                  {"kv_cache", b.kv_cache},
+                                                  {"buffers", b.buffers},
+                                                  {"runtime", b.runtime}};
+  for (const auto& [name, bytes] : named) {
+    parts[name] = Bytes(bytes);
+    total += static_cast<double>(RoundBytes(bytes));
+  }
+  return {{"per_gpu_bytes", std::move(parts)},
+          {"total_bytes", Bytes(total)},
+          {"total_with_headroom_bytes", Bytes(total * (1 + r.headroom))},
+          {"capacity_bytes", Bytes(e.capacity_bytes)},
+          {"fits", e.fits}};
+}
+
+// The figures a row of options leads with (memory, time or throughput, cost); their bands
+// travel in the lean plan, the others' in `estimate`.
+bool IsHeadline(const std::string& ptr) {
+  static const char* const kHeadline[] = {"/memory/total_bytes",
+                                          "/performance/training/time_s",
+                                          "/performance/inference/decode_tokens_per_s_total",
+                                          "/performance/inference/max_throughput_tokens_per_s",
+                                          "/cost/usd_total",
+                                          "/cost/usd_per_million_tokens"};
+  for (const char* h : kHeadline) {
+    if (ptr == h) return true;
+  }
+  return false;
+}
+
+// One recommendation's estimate as the lean plan carries it. Each band's basis is the same
+// text on every row of a plan, so it is given once (`basis`, by pointer); a row whose basis
+// differs keeps its own.
+Json LeanEstimate(const Request& r, const Estimate& e, Json* basis) {
+  Json bands = Json::object();
+  for (const auto& [ptr, b] : e.bands) {
+    if (!IsHeadline(ptr)) continue;
+    Json band = {{"low", b.low}, {"high", b.high}};
+    const auto known = basis->find(ptr);
+    if (known == basis->end()) {
+      (*basis)[ptr] = b.basis;
+    } else if (known->get<std::string>() != b.basis) {
+      band["basis"] = b.basis;
+    }
+    bands[ptr] = std::move(band);
+  }
+  Json performance = PerformanceJson(e);
+  if (e.has_training) {
+    // Beside the contract's figures: the same on every row, or the sheet's only.
+    for (const char* k : {"hardware_flops_per_token", "achieved_tflops_per_gpu", "tokens"}) {
+      performance["training"].erase(k);
+    }
+  }
+  Json out = {{"gpu", {{"name", r.gpu.name}}},
+              {"memory", LeanMemory(r, e)},
+              {"performance", std::move(performance)},
+              {"cost", CostJson(e)},
+              {"power",
+               {{"gpu_watts", e.power.gpu_watts},
+                {"node_watts", e.power.node_watts},
+                {"total_watts", e.power.total_watts}}},
+              {"bands", std::move(bands)},
+              {"warnings", Notes(e.warnings)}};
+  if (r.calibration.Any()) out["calibration"] = {{"applied", true}};
+  if (!e.infeasible.empty()) out["infeasible"] = Notes(e.infeasible);
+  if (!e.framework.id.empty() && e.framework.kv_pool_bytes > 0) {
+    out["framework"] = FrameworkJson(e.framework);
+  }
+  return out;
+}
+
 }  // namespace
 
-Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
-                const std::string& catalog_version) {
+Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan, const std::string& catalog_version,
+                bool full) {
   Json recs = Json::array();
+  Json band_basis = Json::object();
   for (const PlanChoice& c : plan.recommendations) {
     const Request& q = c.request;
     const Estimate e = EstimateSetup(q, /*with_levers=*/false);  // the plan already chose
@@ -349,11 +461,13 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
          {"precision",
           {{"weights", std::string(Name(q.precision.weights))},
            {"kv_cache", std::string(Name(q.precision.kv_cache))}}},
-         {"estimate", EstimateBody(q, e, DiagnoseEstimate(q, e), {})},
+         {"estimate", full ? EstimateBody(q, e, DiagnoseEstimate(q, e), {})
+                           : LeanEstimate(q, e, &band_basis)},
          {"rank_code", c.rank_code},
          {"rank_reason", c.rank_reason},
          {"almost_fits", AlmostFitJson(c.almost_fits)},
          {"fewest_cards", FewestJson(c.fewest_cards)}});
+    if (!full) RoundFigures(&recs.back());
   }
   Json rejected = Json::array();
   for (const auto& r : plan.rejected) {
@@ -367,11 +481,13 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
               {"defaults_applied", pr.defaults_applied},
               {"catalog_version", catalog_version},
               {"engine_version", std::string(kEngineVersion)},
-              {"recommendations", recs},
-              {"rejected", rejected},
+              {"answer", full ? "full" : "lean"},
+              {"recommendations", std::move(recs)},
+              {"rejected", std::move(rejected)},
               {"advice", Notes(plan.advice)},
               {"setups_evaluated", plan.setups_evaluated},
               {"warnings", Notes(pr.warnings)}};
+  if (!full) out["band_basis"] = std::move(band_basis);
   if (!pr.request.constraints.wait_s.empty() && pr.request.workload.IsTraining()) {
     out["wait_or_switch"] = WaitJson(DecideWaitOrSwitch(pr.request, plan));
   }

@@ -16,9 +16,12 @@ Json Notes(const std::vector<Note>& notes);
 Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnosis>& diagnosis,
                   const std::vector<Note>& request_notes);
 
-/// The contract's plan result.
-Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
-                const std::string& catalog_version);
+/// The contract's plan result. `full`: every recommendation's complete estimate; else the lean
+/// answer (docs/contract.md, issue #18): the figures the table and sheet show, bands without
+/// their basis (given once, under band_basis) and notes by code, no explain, levers,
+/// diagnosis, model or reliability.
+Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan, const std::string& catalog_version,
+                bool full);
 
 /// The contract's estimate result for a parsed request and its evaluation, with the diagnosis
 /// its numbers show.

@@ -119,13 +119,15 @@ void AssembleStage(const Stage& s, MemoryResult* r) {
   d.Record("runtime.allocator_slack", slack);
   if (training) {
     // Each moment's parts and total as total_bytes would count them: the larger is the peak.
+    r->has_moments = true;
+    size_t i = 0;
     for (const Moment* m : {&peak.end_of_forward, &peak.end_of_backward}) {
-      MemoryBreakdown at = b;
+      MemoryBreakdown& at = r->moments[i++];
+      at = b;
       at.gradients = m->gradients;
       at.activations = m->activations;
       at.buffers = m->buffers;
       at.runtime = reserve + comm + rt.allocator_slack * at.Allocated();
-      r->moments.push_back(at);
     }
     d.Record("peak.end_of_forward", r->moments[0].Total());
     d.Record("peak.end_of_backward", r->moments[1].Total());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -53,7 +54,9 @@ struct MemoryResult {
   MemoryBreakdown per_gpu;
   /// Training: the seven parts at each moment a step's peak can fall on, the end of forward
   /// and the end of backward (memory_model.cpp); per_gpu is the larger. Empty when serving.
-  std::vector<MemoryBreakdown> moments;
+  /// Fixed storage: the planner evaluates thousands of setups and allocates for none.
+  std::array<MemoryBreakdown, 2> moments{};
+  bool has_moments = false;
   int64_t stage = 0;                     ///< the pipeline stage reported (the most loaded one)
   std::map<std::string, double> detail;  ///< sub-items, e.g. "activations.logits"
   double offloaded_bytes_per_gpu = 0;    ///< state moved to host memory (offload, paged optimizer)

@@ -18,7 +18,9 @@ struct Efficiencies {
   double fp8_factor = 0.6;        ///< fp8 training runs at this fraction of the fp8 peak's gain
   double decode_bandwidth = 0.7;  ///< of memory bandwidth while decoding
   double prefill_compute = 0.5;   ///< of dense peak while prefilling
-  std::string basis;              ///< where the figures come from, in words
+  /// Where the figures come from, in words: a literal, so the planner's thousands of calls
+  /// allocate nothing.
+  const char* basis = "";
 };
 
 /// The defaults for a card (by its generation).

@@ -77,7 +77,7 @@ void ExplainServing(const Request& r, double prefill_compute_at_lo_s, Estimate* 
                                     : 0.0},
        {"sm_count", D(r.gpu.sm_count)},
        {"compute_bound", p.compute_bound ? 1.0 : 0.0}},
-      {"decode efficiency: " + eff.basis}};
+      {std::string("decode efficiency: ") + eff.basis}};
   x[base + "ttft_ms"] = {
       "prefill of one prompt: (2N x prompt + layers x prompt^2 x (q + o widths)) / tp / (peak x "
       "efficiency) + its all-reduces; queueing not included",

@@ -74,7 +74,7 @@ void AddTraining(const Request& r, Estimate* e) {
        {"efficiency", t.efficiency},
        {"dp_bandwidth_bytes_per_s", t.dp_bandwidth},
        {"tp_bandwidth_bytes_per_s", t.tp_bandwidth}},
-      {"compute efficiency: " + eff.basis,
+      {std::string("compute efficiency: ") + eff.basis,
        std::string("data-parallel traffic overlaps the last micro-batch's backward pass ") +
            "(ZeRO-3: every micro-batch's compute)",
        std::string("pipeline stages: the busiest one (ceil(L/pp) layers, the last with the ") +
