@@ -81,10 +81,9 @@ std::string Engine::Plan(std::string_view request_json, PlanAnswer answer) const
   WarnMeasured(&parsed);
   const PlanResult plan =
       gpuplan::Plan(parsed.request, json_io::CardsToSearch(parsed.request, impl_->catalog));
-  return json_io::DumpEnvelope(
-      {{"ok", true},
-       {"result", json_io::PlanToJson(parsed, plan, impl_->catalog.version,
-                                      answer == PlanAnswer::kFull)}});
+  return json_io::DumpEnvelope({{"ok", true},
+                                {"result", json_io::PlanToJson(parsed, plan, impl_->catalog.version,
+                                                               answer == PlanAnswer::kFull)}});
 }
 
 std::string Engine::Script(std::string_view request_json) const {

@@ -241,3 +241,61 @@ TEST(Serving, OfflineIgnoresLatencyTargets) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+// Issue #18: the lean plan carries each row's figures; the complete estimate of a row is one
+// `estimate` away, from the row's setup (what the page's Details asks for).
+TEST(PlanApi, LeanAnswerIsTheFullOnesFiguresAndEstimateGivesTheRest) {
+  const Json request = {{"model", {{"preset", "llama-3.1-8b"}}},
+                        {"workload", {{"kind", "lora"}, {"seq_len", 2048}}},
+                        {"constraints", {{"max_gpus", 8}}}};
+  const gpuplan::Engine& engine = testing::ShippedEngine();
+  const std::string lean_text = engine.Plan(request.dump());
+  const std::string full_text = engine.Plan(request.dump(), gpuplan::Engine::PlanAnswer::kFull);
+  const Json lean = Json::parse(lean_text)["result"];
+  const Json full = Json::parse(full_text)["result"];
+  EXPECT_EQ(lean["answer"], "lean");
+  EXPECT_EQ(full["answer"], "full");
+  ASSERT_EQ(lean["recommendations"].size(), full["recommendations"].size());
+  ASSERT_GE(lean["recommendations"].size(), 5u);
+  // The explain, levers and diagnosis of every row are most of the full answer.
+  EXPECT_LT(lean_text.size() * 4, full_text.size());
+  for (size_t i = 0; i < lean["recommendations"].size(); ++i) {
+    const Json& a = lean["recommendations"][i];
+    const Json& b = full["recommendations"][i];
+    EXPECT_EQ(a["gpu"], b["gpu"]);
+    EXPECT_EQ(a["count"], b["count"]);
+    EXPECT_EQ(a["parallel"], b["parallel"]);
+    const Json& ea = a["estimate"];
+    const Json& eb = b["estimate"];
+    EXPECT_FALSE(ea.contains("explain"));
+    EXPECT_FALSE(ea.contains("levers"));
+    EXPECT_EQ(ea["memory"]["total_bytes"], eb["memory"]["total_bytes"]);
+    EXPECT_EQ(ea["memory"]["per_gpu_bytes"], eb["memory"]["per_gpu_bytes"]);
+    EXPECT_EQ(ea["memory"]["fits"], eb["memory"]["fits"]);
+    // Six significant digits.
+    const double t = eb["performance"]["training"]["time_s"].get<double>();
+    EXPECT_NEAR(ea["performance"]["training"]["time_s"].get<double>(), t, 5e-6 * t);
+    for (const auto& [ptr, band] : ea["bands"].items()) {
+      EXPECT_TRUE(lean["band_basis"].contains(ptr)) << ptr;
+      EXPECT_NEAR(band["low"].get<double>(), eb["bands"][ptr]["low"].get<double>(),
+                  5e-6 * eb["bands"][ptr]["low"].get<double>());
+    }
+    // The row's setup, as an estimate request, gives the row's figures and the working.
+    Json setup = request;
+    setup.erase("constraints");
+    setup["gpu"] = a["gpu"];
+    setup["parallel"] = a["parallel"];
+    setup["memory_techniques"] = a["memory_techniques"];
+    setup["workload"]["micro_batch"] = a["micro_batch"];
+    setup["workload"]["grad_accum"] = a["grad_accum"];
+    const Json e = Json::parse(engine.Estimate(setup.dump()))["result"];
+    EXPECT_EQ(e["memory"]["total_bytes"], ea["memory"]["total_bytes"]) << setup.dump();
+    EXPECT_TRUE(e.contains("explain"));
+  }
+}
+
+}  // namespace
+}  // namespace gpuplan

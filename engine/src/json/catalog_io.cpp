@@ -110,6 +110,7 @@ std::optional<GpuSpec> GpuFromJson(const Json& card, const std::string& path,
   g.name = r.String("name").value_or("");
   g.vendor = r.Enum("vendor", {"nvidia", "amd", "intel", "huawei", "google", "other"}).value_or("");
   g.generation = r.String("generation", 40).value_or("");
+  g.arch = ArchOf(g.generation);
   const auto gib = r.Number("memory_gib", 1, 4096);
   const auto gb = r.Number("memory_gb", 1, 4400);
   if (r.Has("memory_gib") == r.Has("memory_gb")) {

@@ -595,8 +595,14 @@ void ReadRuntime(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
         r.NumberOr("reserve_bytes", out->request.gpu.runtime_reserve_bytes, 0, 64 * kGiB);
   }
   rt.allocator_slack = r.NumberOr("allocator_slack", 0.05, 0, 1);
-  const double comm = out->request.parallel.gpus > 1 ? 0.5 * kGiB : 0;
-  rt.comm_reserve_bytes = r.NumberOr("comm_reserve_bytes", comm, 0, 64 * kGiB);
+  // Without a layout (plan), each candidate's own: 0.5 GiB once it has more than one GPU
+  // (CommReserveBytes), so a plan's rows hold what `estimate` of the same setup holds.
+  if (out->request.gpu.id.empty() && !r.Has("comm_reserve_bytes")) {
+    rt.comm_reserve_bytes = -1;
+  } else {
+    const double comm = out->request.parallel.gpus > 1 ? 0.5 * kGiB : 0;
+    rt.comm_reserve_bytes = r.NumberOr("comm_reserve_bytes", comm, 0, 64 * kGiB);
+  }
   r.RejectUnknown();
 }
 

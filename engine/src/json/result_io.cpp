@@ -319,7 +319,6 @@ Json FewestJson(const std::optional<FewestCards>& f) {
           {"usd_total", f->usd_total < 0 ? Json(nullptr) : Json(f->usd_total)}};
 }
 
-
 // Six significant digits: what a table shows is three or four, and the bands span tens of
 // percent; the 17 digits of a shortest round-trip double are most of a lean plan's bytes.
 // A whole number is written as one (no ".0"), and a member that is null is left out.
@@ -420,7 +419,9 @@ Json LeanEstimate(const Request& r, const Estimate& e, Json* basis) {
                 {"total_watts", e.power.total_watts}}},
               {"bands", std::move(bands)},
               {"warnings", Notes(e.warnings)}};
-  if (r.calibration.Any()) out["calibration"] = {{"applied", true}};
+  if (r.calibration.Any()) {
+    out["calibration"] = {{"applied", true}, {"factors", FactorsJson(r.calibration)}};
+  }
   if (!e.infeasible.empty()) out["infeasible"] = Notes(e.infeasible);
   if (!e.framework.id.empty() && e.framework.kv_pool_bytes > 0) {
     out["framework"] = FrameworkJson(e.framework);
@@ -461,8 +462,8 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan, const std::stri
          {"precision",
           {{"weights", std::string(Name(q.precision.weights))},
            {"kv_cache", std::string(Name(q.precision.kv_cache))}}},
-         {"estimate", full ? EstimateBody(q, e, DiagnoseEstimate(q, e), {})
-                           : LeanEstimate(q, e, &band_basis)},
+         {"estimate",
+          full ? EstimateBody(q, e, DiagnoseEstimate(q, e), {}) : LeanEstimate(q, e, &band_basis)},
          {"rank_code", c.rank_code},
          {"rank_reason", c.rank_reason},
          {"almost_fits", AlmostFitJson(c.almost_fits)},
@@ -477,16 +478,12 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan, const std::stri
   }
   Json normalized = pr.normalized;
   if (plan.global_batch > 0) normalized["workload"]["global_batch"] = plan.global_batch;
-  Json out = {{"request_normalized", normalized},
-              {"defaults_applied", pr.defaults_applied},
-              {"catalog_version", catalog_version},
-              {"engine_version", std::string(kEngineVersion)},
-              {"answer", full ? "full" : "lean"},
-              {"recommendations", std::move(recs)},
-              {"rejected", std::move(rejected)},
-              {"advice", Notes(plan.advice)},
-              {"setups_evaluated", plan.setups_evaluated},
-              {"warnings", Notes(pr.warnings)}};
+  Json out = {
+      {"request_normalized", normalized},          {"defaults_applied", pr.defaults_applied},
+      {"catalog_version", catalog_version},        {"engine_version", std::string(kEngineVersion)},
+      {"answer", full ? "full" : "lean"},          {"recommendations", std::move(recs)},
+      {"rejected", std::move(rejected)},           {"advice", Notes(plan.advice)},
+      {"setups_evaluated", plan.setups_evaluated}, {"warnings", Notes(pr.warnings)}};
   if (!full) out["band_basis"] = std::move(band_basis);
   if (!pr.request.constraints.wait_s.empty() && pr.request.workload.IsTraining()) {
     out["wait_or_switch"] = WaitJson(DecideWaitOrSwitch(pr.request, plan));

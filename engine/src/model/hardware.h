@@ -5,17 +5,32 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuplan {
 
 /// One accelerator, in base units (bytes, bytes/s, FLOP/s, watts). The catalog's JSON keys
 /// carry their units (memory_gib, mem_bandwidth_gb_per_s, bf16_dense_tflops); json_io converts.
+/// The architecture families whose fitted efficiencies differ (perf_model.cpp).
+enum class GpuArch { kUnset, kHopper, kBlackwell, kAmpere, kAda, kOther };
+
+/// A catalog `generation` as a GpuArch: read once when a card is loaded, so the estimator's
+/// thousands of calls per plan compare no strings.
+inline GpuArch ArchOf(std::string_view generation) {
+  if (generation == "hopper") return GpuArch::kHopper;
+  if (generation == "blackwell") return GpuArch::kBlackwell;
+  if (generation == "ampere") return GpuArch::kAmpere;
+  if (generation == "ada") return GpuArch::kAda;
+  return GpuArch::kOther;
+}
+
 struct GpuSpec {
   std::string id;
   std::string name;
   std::string vendor;
   std::string generation;
+  GpuArch arch = GpuArch::kUnset;  ///< ArchOf(generation), set by the catalog reader
   double memory_bytes = 0;
   /// What the driver reports as the card's total (cudaMemGetInfo, torch.cuda.mem_get_info):
   /// a little less than the nominal size. The catalog's `usable_memory_gib` where measured,

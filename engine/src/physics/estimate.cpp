@@ -77,6 +77,7 @@ double HostRam(const Request& r, const Estimate& e, Estimate* out) {
   const double data = r.host.dataset_bytes * 2.0 * 1.2;
   const double offloaded = e.memory.offloaded_bytes_per_gpu * per_node;
   const double total = std::max(rule, data) + offloaded;
+  if (!out->describe) return total;
   out->explain["/memory/host_ram_bytes"] = {
       "max(rule of thumb, dataset x 2 expansion x 1.2 system overhead) + offloaded state of the "
       "node's GPUs",
@@ -100,14 +101,15 @@ FitCheck CheckFit(const Request& r, const ParamCounts& c) {
   return f;
 }
 
-Estimate EstimateSetup(const Request& r, bool with_levers) {
-  if (NeedsEngineDefaults(r)) return EstimateSetup(WithEngineDefaults(r), with_levers);
+Estimate EstimateSetup(const Request& r, bool with_levers, bool describe) {
+  if (NeedsEngineDefaults(r)) return EstimateSetup(WithEngineDefaults(r), with_levers, describe);
   Estimate e;
+  e.describe = describe;
   e.params = CountParams(r.model);
   e.infeasible = CheckLayout(r.model, r.parallel);
   const std::string problem = LayoutProblem(StackOf(r), r.parallel);
   if (!problem.empty()) e.infeasible.push_back(Note{"framework_layout", {}, problem, "/parallel"});
-  e.memory = MemoryOf(r, e.params);
+  e.memory = MemoryOf(r, e.params, describe);
   e.capacity_bytes = r.gpu.memory_bytes;
   e.total_bytes = e.memory.per_gpu.Total();
   e.total_with_headroom_bytes = e.total_bytes * (1 + r.headroom);
@@ -126,9 +128,11 @@ Estimate EstimateSetup(const Request& r, bool with_levers) {
   }
   AddFramework(r, &e);
   e.gpus_per_node_used = std::max<int64_t>(1, std::min(r.parallel.gpus, r.gpu.gpus_per_node));
-  AddWarnings(r, e.params, &e);
-  for (const auto& w : e.memory.warnings) e.warnings.push_back(w);
-  ExplainMemory(r, e.params, &e);
+  if (describe) {
+    AddWarnings(r, e.params, &e);
+    for (const auto& w : e.memory.warnings) e.warnings.push_back(w);
+    ExplainMemory(r, e.params, &e);
+  }
   e.host_ram_bytes = HostRam(r, e, &e);
   if (r.host.ram_bytes_per_node > 0 && e.host_ram_bytes > r.host.ram_bytes_per_node) {
     e.warnings.push_back(
@@ -144,8 +148,10 @@ Estimate EstimateSetup(const Request& r, bool with_levers) {
     AddServing(r, &e);
   }
   AddCost(r, &e);
-  AddCalibration(r, &e);
-  AddBands(r, &e);
+  if (describe) {
+    AddCalibration(r, &e);
+    AddBands(r, &e);
+  }
   if (with_levers) {
     e.levers = MemoryLevers(r, e.total_bytes);
     if (!e.fits && e.infeasible.size() == 1 && e.infeasible[0].code == "exceeds_memory") {

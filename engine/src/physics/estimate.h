@@ -79,6 +79,10 @@ struct FigureBand {
 
 /// Everything `estimate` reports for one fixed setup.
 struct Estimate {
+  /// false: the figures only, for a search that evaluates setups by the thousand: no explain,
+  /// bands, warnings or memory detail, and serving's engine_concurrency only where the
+  /// figures need it (offline). Set by EstimateSetup.
+  bool describe = true;
   ParamCounts params;
   MemoryResult memory;
   double capacity_bytes = 0;
@@ -113,7 +117,8 @@ struct FitCheck {
 FitCheck CheckFit(const Request& r, const ParamCounts& c);
 
 /// Evaluates one validated request. Pure: no I/O, no clock. `with_levers` also evaluates
-/// each memory-saving lever on its own (MISSION M8).
-Estimate EstimateSetup(const Request& r, bool with_levers = true);
+/// each memory-saving lever on its own (MISSION M8); `describe` false leaves out what only a
+/// reader needs (Estimate::describe).
+Estimate EstimateSetup(const Request& r, bool with_levers = true, bool describe = true);
 
 }  // namespace gpuplan

@@ -96,19 +96,19 @@ Efficiencies DefaultEfficiencies(const GpuSpec& gpu) {
   // section for the fit and its leave-one-group-out error). Generations without a measurement
   // borrow the nearest measured one, and say so.
   Efficiencies e;
-  const std::string& gen = gpu.generation;
-  if (gen == "hopper" || gen == "blackwell") {
+  const GpuArch arch = gpu.arch != GpuArch::kUnset ? gpu.arch : ArchOf(gpu.generation);
+  if (arch == GpuArch::kHopper || arch == GpuArch::kBlackwell) {
     e.train_compute = 0.45;
     e.decode_bandwidth = 0.66;
     e.prefill_compute = 0.45;
-    e.basis = gen == "hopper" ? "fitted on H100 training runs (llm-foundry)"
-                              : "no Blackwell measurement: Hopper's fitted values";
-  } else if (gen == "ampere" || gen == "ada") {
+    e.basis = arch == GpuArch::kHopper ? "fitted on H100 training runs (llm-foundry)"
+                                       : "no Blackwell measurement: Hopper's fitted values";
+  } else if (arch == GpuArch::kAmpere || arch == GpuArch::kAda) {
     e.train_compute = 0.58;
     e.decode_bandwidth = 0.66;
     e.prefill_compute = 0.58;
-    e.basis = gen == "ampere" ? "fitted on A100 training runs and decode benchmarks"
-                              : "fitted on A100 training and RTX 4090 decode benchmarks";
+    e.basis = arch == GpuArch::kAmpere ? "fitted on A100 training runs and decode benchmarks"
+                                       : "fitted on A100 training and RTX 4090 decode benchmarks";
   } else {
     e.train_compute = 0.45;
     e.decode_bandwidth = 0.65;

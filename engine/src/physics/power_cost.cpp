@@ -17,6 +17,7 @@ void AddPower(const Request& r, Estimate* e) {
   p.node_watts = per_gpu * D(e->gpus_per_node_used);
   p.total_watts = per_gpu * D(r.parallel.gpus);
   p.nodes = (r.parallel.gpus + g.gpus_per_node - 1) / g.gpus_per_node;
+  if (!e->describe) return;
   const std::vector<std::string> overhead = {
       "servers draw 0.8x their GPU boards again for CPUs, memory, NICs and fans (DGX H100: "
       "10.2 kW for 5.6 kW of GPUs)"};
@@ -71,6 +72,7 @@ void AddCost(const Request& r, Estimate* e) {
     tokens_per_s = e->serving.at_request.decode_tokens_per_s_total;
   }
   c.usd_per_million_tokens = tokens_per_s > 0 ? c.usd_per_hour / (tokens_per_s * 3600) * 1e6 : -1;
+  if (!e->describe) return;
   e->explain["/cost/usd_per_hour"] = {
       "price per GPU-hour x gpus",
       {{"usd_per_gpu_hour", price}},

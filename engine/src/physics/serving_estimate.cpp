@@ -175,7 +175,9 @@ void AddServing(const Request& r, Estimate* e) {
   Request bare_pool = safe;
   bare_pool.headroom = 0;
   const bool pool_engine = ServingPolicyOf(r).Preallocates();
-  s.engine_concurrency = pool_engine && safe.headroom > 0 ? largest(bare_pool) : lo;
+  // A search that describes nothing needs it only for an offline batch's rate.
+  const bool needed = e->describe || offline;
+  s.engine_concurrency = needed && pool_engine && safe.headroom > 0 ? largest(bare_pool) : lo;
   const int64_t full = s.engine_concurrency;
   // At saturation each iteration decodes B tokens and, chunked in, prefills B x P / O prompt
   // tokens: the requests that finished are replaced, each paying its prompt once.
@@ -231,7 +233,7 @@ void AddServing(const Request& r, Estimate* e) {
                                          std::to_string(asked),
                                "/workload/concurrency"});
   }
-  ExplainServing(r, full > 0 ? at(full).prefill_compute_s : 0, e);
+  if (e->describe) ExplainServing(r, full > 0 ? at(full).prefill_compute_s : 0, e);
 }
 
 }  // namespace gpuplan

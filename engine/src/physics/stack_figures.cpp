@@ -53,6 +53,40 @@ double KvTokenBytes(const Request& r, const ServingPolicy& s, const MemoryBreakd
   return tokens > 0 ? b.kv_cache / tokens : 0;
 }
 
+// The pool's formulas and inputs (the page's detail view shows them).
+void ExplainFramework(const Request& r, const ServingPolicy& engine, const ServingDefaults& d,
+                      double kv_token, Estimate* e) {
+  auto& x = e->explain;
+  const MemoryBreakdown& b = e->memory.per_gpu;
+  const StackProfile& f = *r.framework;
+  x["/framework/kv_pool_bytes"] = {
+      engine.kv_budget == KvBudget::kShareOfCard && engine.profile_run
+          ? "share x the card's usable total - weights - the profile run's peak (a forward pass "
+            "over max_batched_tokens, the sampler over max_seqs rows) - memory outside PyTorch "
+            "- CUDA graphs captured first, in whole blocks"
+      : engine.kv_budget == KvBudget::kShareOfCard
+          ? "share x card memory - weights - everything else per GPU"
+      : engine.kv_budget == KvBudget::kCardMinusReserve
+          ? "card memory - reserve (activations, CUDA graphs) - weights"
+      : engine.kv_budget == KvBudget::kShareOfFree
+          ? "share x (card memory - weights - everything else)"
+          : "the KV cache of the requested concurrency at prompt + output tokens",
+      {{"share", engine.static_fraction > 0 ? engine.static_fraction : engine.memory_fraction},
+       {"usable_memory_bytes", r.gpu.usable_memory_bytes},
+       {"block_tokens", D(engine.block_tokens)},
+       {"reserve_bytes", d.reserve_bytes},
+       {"weights_bytes", b.weights},
+       {"other_bytes", b.Total() - b.weights - b.kv_cache}},
+      f.Sources()};
+  x["/framework/kv_pool_tokens"] = {
+      "kv_pool_bytes / KV cache bytes per token", {{"kv_bytes_per_token", kv_token}}, {}};
+  x["/framework/engine_bytes"] = {
+      "everything but the KV cache + kv_pool_bytes: what the engine "
+      "holds per GPU once started (nvidia-smi shows about this)",
+      {},
+      {}};
+}
+
 }  // namespace
 
 double KvPool(const Request& r, const MemoryBreakdown& b) {
@@ -80,7 +114,10 @@ void AddFramework(const Request& r, Estimate* e) {
   FrameworkEstimate& fe = e->framework;
   fe.id = f.id;
   fe.name = f.name;
-  e->explain["/framework/name"] = {std::string(f.name) + "'s documented defaults", {}, f.Sources()};
+  if (e->describe) {
+    e->explain["/framework/name"] = {
+        std::string(f.name) + "'s documented defaults", {}, f.Sources()};
+  }
   if (!f.serving || r.workload.IsTraining()) return;
   const ServingPolicy engine = ServingPolicyOf(r);
   const ServingDefaults d = EngineDefaultsOf(r, r.parallel);
@@ -98,33 +135,7 @@ void AddFramework(const Request& r, Estimate* e) {
     fe.kv_pool_tokens = std::floor(fe.kv_pool_bytes / kv_token);
     fe.kv_pool_sequences = std::floor(fe.kv_pool_bytes / per_sequence);
   }
-  auto& x = e->explain;
-  x["/framework/kv_pool_bytes"] = {
-      engine.kv_budget == KvBudget::kShareOfCard && engine.profile_run
-          ? "share x the card's usable total - weights - the profile run's peak (a forward pass "
-            "over max_batched_tokens, the sampler over max_seqs rows) - memory outside PyTorch "
-            "- CUDA graphs captured first, in whole blocks"
-      : engine.kv_budget == KvBudget::kShareOfCard
-          ? "share x card memory - weights - everything else per GPU"
-      : engine.kv_budget == KvBudget::kCardMinusReserve
-          ? "card memory - reserve (activations, CUDA graphs) - weights"
-      : engine.kv_budget == KvBudget::kShareOfFree
-          ? "share x (card memory - weights - everything else)"
-          : "the KV cache of the requested concurrency at prompt + output tokens",
-      {{"share", engine.static_fraction > 0 ? engine.static_fraction : engine.memory_fraction},
-       {"usable_memory_bytes", r.gpu.usable_memory_bytes},
-       {"block_tokens", D(engine.block_tokens)},
-       {"reserve_bytes", d.reserve_bytes},
-       {"weights_bytes", b.weights},
-       {"other_bytes", b.Total() - b.weights - b.kv_cache}},
-      f.Sources()};
-  x["/framework/kv_pool_tokens"] = {
-      "kv_pool_bytes / KV cache bytes per token", {{"kv_bytes_per_token", kv_token}}, {}};
-  x["/framework/engine_bytes"] = {
-      "everything but the KV cache + kv_pool_bytes: what the engine "
-      "holds per GPU once started (nvidia-smi shows about this)",
-      {},
-      {}};
+  if (e->describe) ExplainFramework(r, engine, d, kv_token, e);
   if (e->infeasible.empty() && b.kv_cache > fe.kv_pool_bytes) {
     e->fits = false;
     e->infeasible.push_back(Note{"exceeds_engine_kv_pool",

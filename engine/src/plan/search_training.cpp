@@ -170,26 +170,33 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
       std::remove_if(zeros.begin(), zeros.end(), [&](int64_t z) { return z > layouts.max_zero; }),
       zeros.end());
   if (opt.prune) {
-    // If no ZeRO stage and recomputation fits the smallest micro-batch, nothing of this
-    // shape does.
-    bool any = false;
-    const auto [mb, ga] = batches.front();
-    for (int64_t z : zeros) {
-      for (Recompute rc : recomputes) {
-        ApplySetup(&q, n, {tp, pp, z, mb, ga, rc});
-        const FitCheck f = CheckFit(q, c);
-        ++cs->evaluated;
-        Track(cs, q, f, n);
-        any = any || f.fits;
-      }
-    }
-    if (!any) return;
-    // No setup of this shape can run faster than its compute alone.
+    // No setup of this shape can run faster than its compute alone. Checked before memory:
+    // a bound that prunes needs a best found, so the card has an answer and what the memory
+    // checks would record (the closest miss, for a rejection) is not read.
     if (cs->best) {
+      ApplySetup(
+          &q, n,
+          {tp, pp, zeros.back(), batches.front().first, batches.front().second, Recompute::kFull});
       const TrainingFlops fl = TrainingFlopsPerToken(q, c);
       const double lower = base.workload.tokens * fl.model_per_token / (D(n) * peak_eff);
       if (TimeBoundBeaten(ranking, cs->best->key, lower)) return;
     }
+    // If no ZeRO stage and recomputation fits the smallest micro-batch, nothing of this
+    // shape does. The most sharded stage with full recomputation is tried first, and the
+    // first fit ends the check; a shape where none fits tries them all, so each miss is
+    // recorded as before.
+    bool any = false;
+    const auto [mb, ga] = batches.front();
+    for (auto z = zeros.rbegin(); z != zeros.rend() && !any; ++z) {
+      for (auto rc = recomputes.rbegin(); rc != recomputes.rend() && !any; ++rc) {
+        ApplySetup(&q, n, {tp, pp, *z, mb, ga, *rc});
+        const FitCheck f = CheckFit(q, c);
+        ++cs->evaluated;
+        Track(cs, q, f, n);
+        any = f.fits;
+      }
+    }
+    if (!any) return;
   }
   for (int64_t z : zeros) {
     for (Recompute rc : recomputes) {
