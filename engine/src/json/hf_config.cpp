@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 namespace gpuplan::json_io {
@@ -11,30 +12,44 @@ namespace {
 
 constexpr int64_t kMaxDim = int64_t{1} << 24;  // 16M: far above any real width or vocabulary
 
-// The period of a layer_types list whose global ("full_attention") layers close each
-// period (k - 1 local layers, then one global): k; 1 when every layer is local; -1 when every
-// layer is global; 0 when the list is not of that form.
-int64_t PatternOf(const Json& types) {
-  const int64_t n = static_cast<int64_t>(types.size());
+// A layer_types entry that attends locally: a sliding window (Gemma 2 and 3, gpt-oss, Cohere 2)
+// or a fixed chunk (Llama 4's "chunked_attention").
+bool IsLocalType(const Json& t) {
+  return t.is_string() && (t.get<std::string>() == "sliding_attention" ||
+                           t.get<std::string>() == "chunked_attention");
+}
+
+// The period of a list of layers whose global layers close each period (k - 1 local layers,
+// then one global): k; 1 when every layer is local; -1 when every layer is global; 0 when the
+// list is not of that form.
+int64_t PatternOfLocal(const std::vector<bool>& local) {
+  const int64_t n = static_cast<int64_t>(local.size());
   int64_t first_global = -1;
-  for (int64_t i = 0; i < n; ++i) {
-    const Json& t = types[static_cast<size_t>(i)];
-    if (!t.is_string()) return 0;
-    if (t.get<std::string>() != "sliding_attention" && first_global < 0) first_global = i;
+  for (int64_t i = 0; i < n && first_global < 0; ++i) {
+    if (!local[static_cast<size_t>(i)]) first_global = i;
   }
   if (first_global < 0) return 1;
   if (first_global == 0) {  // every layer global, or no pattern
-    for (const Json& t : types) {
-      if (t.get<std::string>() == "sliding_attention") return 0;
+    for (const bool l : local) {
+      if (l) return 0;
     }
     return -1;
   }
   const int64_t k = first_global + 1;
   for (int64_t i = 0; i < n; ++i) {
-    const bool global = types[static_cast<size_t>(i)].get<std::string>() != "sliding_attention";
-    if (global != ((i + 1) % k == 0)) return 0;
+    if (local[static_cast<size_t>(i)] == ((i + 1) % k == 0)) return 0;
   }
   return k;
+}
+
+// PatternOfLocal of a layer_types list; 0 when an entry is not a string.
+int64_t PatternOf(const Json& types) {
+  std::vector<bool> local;
+  for (const Json& t : types) {
+    if (!t.is_string()) return 0;
+    local.push_back(IsLocalType(t));
+  }
+  return PatternOfLocal(local);
 }
 
 // Reads config fields that may be spelled several ways (hidden_size / n_embd / d_model).
@@ -89,6 +104,18 @@ class HfReader {
     return value;
   }
 
+  /// A dimension the family's configs may omit: the config's value, else transformers' default
+  /// for the family (recorded as defaulted), else an error when `required`.
+  std::optional<int64_t> Dim(std::initializer_list<const char*> names,
+                             std::optional<int64_t> family_default, bool required, int64_t min = 1,
+                             int64_t max = kMaxDim) {
+    if (family_default && Find(names) == nullptr) {
+      Defaulted(*names.begin());
+      return family_default;
+    }
+    return Int(names, required, min, max);
+  }
+
   std::optional<bool> Bool(std::initializer_list<const char*> names) {
     std::string name;
     const Json* v = Find(names, &name);
@@ -100,6 +127,12 @@ class HfReader {
       return std::nullopt;
     }
     return v->get<bool>();
+  }
+
+  /// Whether `name` is present and null (a config switching a default off).
+  bool IsNull(const char* name) const {
+    const auto it = c_.find(name);
+    return it != c_.end() && it->is_null();
   }
 
   std::string Str(const char* name) const {
@@ -131,24 +164,102 @@ class HfReader {
 
 const std::set<std::string>& KnownFamilies() {
   static const std::set<std::string> k = {
-      "llama",     "mistral",     "mixtral", "qwen2", "qwen2_moe",   "qwen3",
-      "qwen3_moe", "gemma",       "gemma2",  "phi3",  "deepseek_v2", "deepseek_v3",
-      "gpt2",      "gpt_bigcode", "falcon",  "opt",   "bloom"};
+      "llama",       "mistral", "mixtral",     "qwen2", "qwen2_moe",   "qwen3",       "qwen3_moe",
+      "gemma",       "gemma2",  "gemma3_text", "phi3",  "deepseek_v2", "deepseek_v3", "gpt2",
+      "gpt_bigcode", "falcon",  "opt",         "bloom", "llama4_text", "gpt_oss",     "glm4_moe",
+      "cohere",      "cohere2", "smollm3",     "olmo2"};
   return k;
+}
+
+// A multimodal wrapper's model_type names the text model it holds when text_config carries none
+// (Gemma3ForConditionalGeneration, Llama4ForConditionalGeneration).
+std::string TextFamily(const std::string& family) {
+  if (family == "gemma3") return "gemma3_text";
+  if (family == "llama4") return "llama4_text";
+  return family;
+}
+
+// Families whose layers are not all attention: state-space (Mamba) or linear-attention layers
+// hold a fixed-size state instead of a KV cache and other weights than q/k/v/o, so a transformer
+// count of them would mislead. Qwen3-Next (Gated DeltaNet + gated attention), MiniMax-M1
+// (lightning attention), Jamba, Zamba, Bamba, Falcon-H1, Nemotron-H and Granite 4 (Mamba),
+// LFM2 (short convolutions), RecurrentGemma (RG-LRU), RWKV and xLSTM (recurrences).
+const std::set<std::string>& HybridFamilies() {
+  static const std::set<std::string> k = {"qwen3_next",
+                                          "minimax",
+                                          "minimax_m1",
+                                          "jamba",
+                                          "zamba",
+                                          "zamba2",
+                                          "bamba",
+                                          "falcon_h1",
+                                          "falcon_mamba",
+                                          "mamba",
+                                          "mamba2",
+                                          "nemotron_h",
+                                          "granitemoehybrid",
+                                          "lfm2",
+                                          "lfm2_moe",
+                                          "recurrent_gemma",
+                                          "rwkv",
+                                          "rwkv5",
+                                          "rwkv6",
+                                          "rwkv7",
+                                          "xlstm",
+                                          "kimi_linear"};
+  return k;
+}
+
+// layer_types values (and Jamba-style layers_block_type values) naming a layer that is not
+// attention.
+bool IsHybridLayerType(const std::string& t) {
+  static const std::set<std::string> k = {
+      "linear_attention", "mamba", "mamba2",   "ssm",           "conv",
+      "recurrent",        "rwkv",  "deltanet", "gated_deltanet"};
+  return k.count(t) > 0;
 }
 
 // transformers' per-class default for tie_word_embeddings when a config omits it.
 bool DefaultTied(const std::string& family) {
-  static const std::set<std::string> untied = {"llama",       "mistral",    "mixtral",   "qwen2",
-                                               "qwen2_moe",   "qwen3",      "qwen3_moe", "phi3",
-                                               "deepseek_v2", "deepseek_v3"};
+  static const std::set<std::string> untied = {
+      "llama", "mistral",     "mixtral",     "qwen2",       "qwen2_moe", "qwen3",    "qwen3_moe",
+      "phi3",  "deepseek_v2", "deepseek_v3", "llama4_text", "gpt_oss",   "glm4_moe", "olmo2"};
   return untied.count(family) == 0;
+}
+
+// transformers' config-class default for an architecture field a family's configs may omit:
+// Gemma 3's multimodal checkpoints (4B, 12B, 27B) save a sparse text_config that leaves heads,
+// head_dim and the vocabulary to Gemma3TextConfig (configuration_gemma3.py).
+std::optional<int64_t> FamilyDefault(const std::string& family, const std::string& field) {
+  static const std::map<std::string, std::map<std::string, int64_t>> k = {
+      {"gemma3_text",
+       {{"vocab_size", 262208},
+        {"hidden_size", 2304},
+        {"intermediate_size", 9216},
+        {"num_hidden_layers", 26},
+        {"num_attention_heads", 8},
+        {"num_key_value_heads", 4},
+        {"head_dim", 256},
+        {"max_position_embeddings", 131072},
+        {"sliding_window", 4096},
+        {"sliding_window_pattern", 6}}},
+      // GptOssConfig: a 128-token window on every other layer.
+      {"gpt_oss", {{"sliding_window", 128}}},
+      // Cohere2Config: a 4096-token window, every fourth layer global.
+      {"cohere2", {{"sliding_window", 4096}, {"sliding_window_pattern", 4}}},
+      // Llama4TextConfig: 8192-token chunks, a NoPE (global) layer every fourth.
+      {"llama4_text", {{"attention_chunk_size", 8192}, {"no_rope_layer_interval", 4}}}};
+  const auto f = k.find(family);
+  if (f == k.end()) return std::nullopt;
+  const auto v = f->second.find(field);
+  if (v == f->second.end()) return std::nullopt;
+  return v->second;
 }
 
 // GPT-2 and GPTBigCode: learned position tables under n_positions.
 bool IsGptStyle(const std::string& family) { return family == "gpt2" || family == "gpt_bigcode"; }
 
-// The families with LayerNorm and a plain MLP; the rest are Llama-style.
+// The families with LayerNorm and a plain MLP; the rest have a gated MLP.
 bool UsesLayerNorm(const std::string& family) {
   return IsGptStyle(family) || family == "opt" || family == "bloom" || family == "falcon";
 }
@@ -180,8 +291,9 @@ void ReadFamily(const Json& config, bool nested, const std::string& path, const 
                 const HfReader& r, ModelSpec* m, std::vector<Note>* warnings) {
   m->family = r.Str("model_type");
   if (m->family.empty() && nested) m->family = HfReader(config, path, ctx).Str("model_type");
+  m->family = TextFamily(m->family);
   const std::string& f = m->family;
-  if (KnownFamilies().count(f) == 0) {
+  if (KnownFamilies().count(f) == 0 && HybridFamilies().count(f) == 0) {
     warnings->push_back(Note{"unknown_model_family",
                              {},
                              "model_type '" + f.substr(0, 40) +
@@ -191,6 +303,37 @@ void ReadFamily(const Json& config, bool nested, const std::string& path, const 
   const bool layer_norm = UsesLayerNorm(f);
   m->norm = layer_norm ? NormKind::kLayer : NormKind::kRms;
   m->mlp = layer_norm ? MlpKind::kPlain : MlpKind::kGated;
+  // CohereLayerNorm is a LayerNorm without a bias (modeling_cohere.py: bias=False).
+  if (f == "cohere" || f == "cohere2") m->norm = NormKind::kLayerNoBias;
+}
+
+// Refuses a model whose layers are not all attention (HybridFamilies), by its model_type or by
+// a layer list that names such a layer: a transformer's count, KV cache and FLOPs of it would
+// be wrong, with nothing to say so.
+bool RefuseHybrid(const HfReader& r, const std::string& base, const ModelSpec& m,
+                  const ReadContext& ctx) {
+  if (HybridFamilies().count(m.family) > 0) {
+    ctx.Error("unsupported_architecture", base + "/model_type",
+              "'" + m.family +
+                  "' mixes attention with state-space or linear-attention layers, which gpuplan "
+                  "does not model (no KV cache, other weights): its estimate would mislead");
+    return false;
+  }
+  for (const char* key : {"layer_types", "layers_block_type"}) {
+    const Json* types = r.Find({key});
+    if (types == nullptr || !types->is_array()) continue;
+    for (size_t i = 0; i < types->size() && i < 100000; ++i) {
+      const Json& t = (*types)[i];
+      if (t.is_string() && IsHybridLayerType(t.get<std::string>())) {
+        ctx.Error("unsupported_architecture", base + "/" + key + "/" + std::to_string(i),
+                  "is '" + t.get<std::string>().substr(0, 40) +
+                      "': gpuplan models attention layers only (their weights, KV cache and "
+                      "FLOPs), not state-space or linear-attention layers");
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 // Falcon's own field names: the key/value heads, the layer's norms, biases and MLP width.
@@ -216,12 +359,15 @@ void ReadAttentionAndMlp(HfReader& r, ModelSpec* m) {
   } else if (f == "gpt_bigcode") {
     m->kv_heads = r.Bool({"multi_query"}).value_or(true) ? 1 : m->heads;
   } else {
-    m->kv_heads = r.Int({"num_key_value_heads", "num_kv_heads"}, false).value_or(m->heads);
-    if (r.Find({"num_key_value_heads", "num_kv_heads"}) == nullptr)
+    const auto kv_default = FamilyDefault(f, "num_key_value_heads");
+    m->kv_heads =
+        r.Dim({"num_key_value_heads", "num_kv_heads"}, kv_default, false).value_or(m->heads);
+    if (!kv_default && r.Find({"num_key_value_heads", "num_kv_heads"}) == nullptr)
       r.Defaulted("num_key_value_heads");
   }
   if (f != "falcon") {
-    const auto inter = r.Int({"intermediate_size", "ffn_dim", "n_inner"}, !layer_norm);
+    const auto inter = r.Dim({"intermediate_size", "ffn_dim", "n_inner"},
+                             FamilyDefault(f, "intermediate_size"), !layer_norm);
     m->intermediate = inter.value_or(4 * m->hidden);
     if (!inter) r.Defaulted("n_inner");
   }
@@ -230,21 +376,57 @@ void ReadAttentionAndMlp(HfReader& r, ModelSpec* m) {
     const bool bias = r.Bool({"enable_bias"}).value_or(true);
     m->qkv_bias = m->o_bias = m->mlp_bias = bias;
   }
-  if (f == "llama") {
-    m->qkv_bias = m->o_bias = r.Bool({"attention_bias"}).value_or(false);
-    m->mlp_bias = r.Bool({"mlp_bias"}).value_or(false);
+  // One attention_bias flag for q, k, v and o, as the family's attention class reads it (its
+  // config class's default: True for gpt-oss, False for the rest).
+  static const std::set<std::string> attention_bias = {
+      "llama",   "qwen3",  "qwen3_moe", "gemma3_text", "llama4_text",
+      "gpt_oss", "cohere", "cohere2",   "smollm3",     "olmo2"};
+  if (attention_bias.count(f) > 0) {
+    m->qkv_bias = m->o_bias = r.Bool({"attention_bias"}).value_or(f == "gpt_oss");
   }
+  if (f == "llama" || f == "smollm3") m->mlp_bias = r.Bool({"mlp_bias"}).value_or(false);
   if (f == "qwen2" || f == "qwen2_moe") m->qkv_bias = true;  // Qwen2Attention: q/k/v bias=True
-  if (f == "qwen3" || f == "qwen3_moe") {
+  if (f == "qwen3" || f == "qwen3_moe" || f == "gemma3_text") {
+    // Qwen3Attention and Gemma3Attention: q_norm and k_norm are RMSNorm(head_dim).
     m->qk_norm = true;
-    m->qkv_bias = m->o_bias = r.Bool({"attention_bias"}).value_or(false);
+  }
+  if (f == "glm4_moe") {
+    // Glm4MoeAttention (modeling_glm4_moe.py): q/k/v take attention_bias, o_proj never has a
+    // bias; use_qk_norm adds q_norm and k_norm of head_dim.
+    m->qkv_bias = r.Bool({"attention_bias"}).value_or(false);
+    m->qk_norm = r.Bool({"use_qk_norm"}).value_or(false);
+  }
+  if (f == "olmo2") {
+    // Olmo2Attention: q_norm = Olmo2RMSNorm(num_heads * head_dim), k_norm over the key heads.
+    m->qk_norm = true;
+    m->qk_norm_weights = QkNormWeights::kFullWidth;
+  }
+  if (f == "cohere") {
+    // CohereAttention: use_qk_norm (Command R+) adds CohereLayerNorm((num_heads, head_dim))
+    // and ((num_key_value_heads, head_dim)): a weight per head and channel.
+    m->qk_norm = r.Bool({"use_qk_norm"}).value_or(false);
+    m->qk_norm_weights = QkNormWeights::kFullWidth;
+  }
+  if (f == "llama4_text") {
+    // Llama4TextAttention: use_qk_norm applies Llama4TextL2Norm, which has no weight.
+    m->qk_norm = r.Bool({"use_qk_norm"}).value_or(true);
+    m->qk_norm_weights = QkNormWeights::kNone;
+  }
+  if (f == "gpt_oss") {
+    // GptOssAttention keeps a sink logit per head; GptOssExperts add gate_up_proj_bias and
+    // down_proj_bias to every expert (modular_gpt_oss.py).
+    m->attention_sinks = true;
+    m->mlp_bias = true;
   }
 }
 
 // Norms, position tables and embeddings where a family departs from Llama's.
 void ReadNormsAndEmbeddings(HfReader& r, ModelSpec* m, std::vector<Note>* warnings) {
   const std::string& f = m->family;
-  if (f == "gemma2") m->norms_per_layer = 4;  // input, post-attention, pre- and post-feedforward
+  // Gemma 2 and 3: input, post-attention, pre- and post-feedforward (Gemma3DecoderLayer).
+  if (f == "gemma2" || f == "gemma3_text") m->norms_per_layer = 4;
+  // CohereDecoderLayer runs attention and the MLP in parallel off one input_layernorm.
+  if (f == "cohere" || f == "cohere2") m->norms_per_layer = 1;
   if (IsGptStyle(f))
     m->position_embeddings = r.Int({"n_positions", "max_position_embeddings"}, false).value_or(0);
   if (f == "opt") {
@@ -263,35 +445,83 @@ void ReadNormsAndEmbeddings(HfReader& r, ModelSpec* m, std::vector<Note>* warnin
   r.Defaulted("tie_word_embeddings");
 }
 
-// Sliding-window attention: Mistral v0.1 on every layer, Gemma 2 on every other layer; Qwen2
-// configs carry a window that use_sliding_window (false) switches off.
+// Applies a layer pattern read from a layer list: no local layer drops the window, a list of no
+// repeating form counts every layer as global (an upper bound) and says so.
+void ApplyPattern(int64_t pattern, const std::string& at, ModelSpec* m,
+                  std::vector<Note>* warnings) {
+  m->sliding_pattern = pattern;
+  if (pattern > 0) return;
+  m->sliding_window = 0;
+  m->sliding_pattern = 1;
+  m->local_chunked = false;
+  if (pattern == 0) {
+    warnings->push_back(Note{"layer_types_irregular",
+                             {},
+                             "the layer list is not a repeating local/global pattern: every "
+                             "layer is counted as full attention, an upper bound",
+                             at});
+  }
+}
+
+// Llama 4's chunked attention (modeling_llama4.py, configuration_llama4.py): a layer with RoPE
+// attends within chunks of attention_chunk_size tokens (vLLM and transformers cache one chunk
+// for it), a NoPE layer attends to the whole context. no_rope_layers marks RoPE layers 1 and
+// NoPE layers 0; empty or absent, a NoPE layer closes every no_rope_layer_interval layers
+// (layers 3, 7, 11, ...). A null attention_chunk_size turns chunking off.
+void ReadChunkedAttention(HfReader& r, const std::string& base, ModelSpec* m,
+                          std::vector<Note>* warnings) {
+  if (r.IsNull("attention_chunk_size")) return;
+  m->sliding_window =
+      r.Dim({"attention_chunk_size"}, FamilyDefault(m->family, "attention_chunk_size"), false)
+          .value_or(0);
+  if (m->sliding_window <= 0) return;
+  m->local_chunked = true;
+  const Json* types = r.Find({"layer_types"});
+  const Json* no_rope = r.Find({"no_rope_layers"});
+  if (types != nullptr && types->is_array() && !types->empty()) {
+    ApplyPattern(PatternOf(*types), base + "/layer_types", m, warnings);
+  } else if (no_rope != nullptr && no_rope->is_array() && !no_rope->empty()) {
+    std::vector<bool> local;
+    for (const Json& v : *no_rope) {
+      local.push_back((v.is_number() && v.get<double>() != 0) || (v.is_boolean() && v.get<bool>()));
+    }
+    ApplyPattern(PatternOfLocal(local), base + "/no_rope_layers", m, warnings);
+  } else {
+    m->sliding_pattern =
+        r.Dim({"no_rope_layer_interval"}, FamilyDefault(m->family, "no_rope_layer_interval"), false,
+              1, 1 << 16)
+            .value_or(1);
+  }
+}
+
+// Sliding-window attention: Mistral v0.1 on every layer, Gemma 2 on every other layer, Gemma 3
+// on five of six, gpt-oss on every other, Cohere 2 on three of four; Qwen2 configs carry a
+// window that use_sliding_window (false) switches off.
 void ReadSlidingWindow(HfReader& r, const std::string& base, ModelSpec* m,
                        std::vector<Note>* warnings) {
+  if (m->family == "llama4_text") {
+    ReadChunkedAttention(r, base, m, warnings);
+    return;
+  }
   const bool window_on = r.Bool({"use_sliding_window"}).value_or(true);
-  if (window_on) m->sliding_window = r.Int({"sliding_window"}, false, 1).value_or(0);
+  if (window_on) {
+    m->sliding_window =
+        r.Dim({"sliding_window"}, FamilyDefault(m->family, "sliding_window"), false).value_or(0);
+  }
   if (m->sliding_window <= 0) return;
-  // Which layers are local: layer_types when the config lists them, else Gemma 2's every
-  // other layer (transformers: layer_idx % 2 == 0 is local), else sliding_window_pattern
-  // (Gemma 3), else every layer.
+  // Which layers are local: layer_types when the config lists them, else Gemma 2's and
+  // gpt-oss's every other layer (transformers: layer_idx % 2 == 0 is local), else
+  // sliding_window_pattern (Gemma 3: 6, Cohere 2: 4 by default), else every layer.
   const Json* types = r.Find({"layer_types"});
   if (types != nullptr && types->is_array() && !types->empty()) {
-    m->sliding_pattern = PatternOf(*types);
-    if (m->sliding_pattern < 0) {  // no local layer: the window is never used
-      m->sliding_window = 0;
-      m->sliding_pattern = 1;
-    } else if (m->sliding_pattern == 0) {
-      m->sliding_window = 0;
-      m->sliding_pattern = 1;
-      warnings->push_back(Note{"layer_types_irregular",
-                               {},
-                               "layer_types is not a repeating local/global pattern: every "
-                               "layer is counted as full attention, an upper bound",
-                               base + "/layer_types"});
-    }
-  } else if (m->family == "gemma2") {
+    ApplyPattern(PatternOf(*types), base + "/layer_types", m, warnings);
+  } else if (m->family == "gemma2" || m->family == "gpt_oss") {
     m->sliding_pattern = 2;
   } else {
-    m->sliding_pattern = r.Int({"sliding_window_pattern"}, false, 1, 1 << 16).value_or(1);
+    m->sliding_pattern =
+        r.Dim({"sliding_window_pattern"}, FamilyDefault(m->family, "sliding_window_pattern"), false,
+              1, 1 << 16)
+            .value_or(1);
   }
 }
 
@@ -335,6 +565,65 @@ void ReadDeepSeek(HfReader& r, ModelSpec* m) {
   m->head_dim = m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim;
 }
 
+// gpt-oss (modular_gpt_oss.py): every layer routes to num_experts_per_tok of
+// num_local_experts gated experts of intermediate_size, with biases (ReadAttentionAndMlp), and
+// a router with a bias; no shared expert. The checkpoint's experts are MXFP4; the weight format
+// is the request's precision, not the architecture's.
+void ReadGptOss(HfReader& r, ModelSpec* m) {
+  m->moe.experts = r.Int({"num_local_experts"}, true).value_or(0);
+  m->moe.experts_per_token = r.Int({"num_experts_per_tok", "experts_per_token"}, true).value_or(0);
+  m->moe.expert_intermediate = m->intermediate;
+  m->moe.router_bias = true;  // GptOssTopKRouter.bias
+}
+
+// Llama 4 (modeling_llama4.py): a Llama4TextMoe layer holds num_local_experts routed experts
+// and one shared expert, all of intermediate_size, and a bias-free router; the other layers
+// hold a dense MLP of intermediate_size_mlp. The MoE layers are moe_layers, else every
+// interleave_moe_layer_step-th layer counted from one (range(step - 1, n, step)): all of
+// Scout's, every other one of Maverick's.
+void ReadLlama4Moe(HfReader& r, ModelSpec* m) {
+  const int64_t expert_width = m->intermediate;
+  m->intermediate = r.Int({"intermediate_size_mlp"}, false).value_or(16384);
+  r.Defaulted("intermediate_size_mlp");
+  m->moe.experts = r.Int({"num_local_experts"}, true).value_or(0);
+  m->moe.experts_per_token = r.Int({"num_experts_per_tok"}, false).value_or(1);
+  r.Defaulted("num_experts_per_tok");
+  m->moe.expert_intermediate = expert_width;
+  m->moe.shared_experts = 1;
+  m->moe.shared_intermediate = expert_width;
+  const Json* listed = r.Find({"moe_layers"});
+  if (listed != nullptr && listed->is_array() && listed->size() <= 100000) {
+    std::set<int64_t> moe;
+    for (const Json& i : *listed) {
+      if (i.is_number_integer()) moe.insert(i.get<int64_t>());
+    }
+    for (int64_t i = 0; i < m->layers; ++i) {
+      if (moe.count(i) == 0) m->moe.dense_layers.push_back(i);
+    }
+    return;
+  }
+  m->moe.layer_freq = r.Int({"interleave_moe_layer_step"}, false).value_or(1);
+  m->moe.layer_offset = 1;
+}
+
+// GLM-4.5 and GLM-4.6 (modeling_glm4_moe.py): DeepSeek-V3's layout without MLA. Layers from
+// first_k_dense_replace on hold n_routed_experts experts of moe_intermediate_size, shared
+// experts as one MLP of n_shared_experts x moe_intermediate_size, and a router with
+// e_score_correction_bias; the first layers a dense MLP of intermediate_size. The
+// num_nextn_predict_layers multi-token-prediction layer is not counted: Glm4MoeModel builds
+// num_hidden_layers layers and skips its weights on load (_keys_to_ignore_on_load_unexpected),
+// serving engines load it only for speculative decoding, and DeepSeek-V3 here is counted
+// without its MTP module alike.
+void ReadGlm4Moe(HfReader& r, ModelSpec* m) {
+  m->moe.experts = r.Int({"n_routed_experts"}, true).value_or(0);
+  m->moe.experts_per_token = r.Int({"num_experts_per_tok"}, true).value_or(0);
+  m->moe.expert_intermediate = r.Int({"moe_intermediate_size"}, true).value_or(0);
+  m->moe.shared_experts = r.Int({"n_shared_experts"}, false, 0).value_or(1);
+  m->moe.shared_intermediate = m->moe.expert_intermediate;
+  m->moe.first_dense_layers = r.Int({"first_k_dense_replace"}, false, 0).value_or(1);
+  m->moe.router_bias = true;  // Glm4MoeTopkRouter.e_score_correction_bias
+}
+
 // Mixture of experts, by family.
 void ReadMoe(HfReader& r, ModelSpec* m) {
   const std::string& f = m->family;
@@ -346,6 +635,12 @@ void ReadMoe(HfReader& r, ModelSpec* m) {
     ReadQwenMoe(r, m);
   } else if (f == "deepseek_v2" || f == "deepseek_v3") {
     ReadDeepSeek(r, m);
+  } else if (f == "gpt_oss") {
+    ReadGptOss(r, m);
+  } else if (f == "llama4_text") {
+    ReadLlama4Moe(r, m);
+  } else if (f == "glm4_moe") {
+    ReadGlm4Moe(r, m);
   }
 }
 
@@ -415,25 +710,43 @@ std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string
   const Json& c = nested ? *text : config;
   const std::string base = nested ? path + "/text_config" : path;
   HfReader r(c, base, ctx);
+  const auto vision = config.find("vision_config");
+  if (nested && vision != config.end() && vision->is_object()) {
+    warnings->push_back(Note{"vision_tower_not_counted",
+                             {},
+                             "the language model under text_config is planned; the vision "
+                             "encoder and its projector are not counted",
+                             path + "/vision_config"});
+  }
 
   ModelSpec m;
   ReadFamily(config, nested, path, ctx, r, &m, warnings);
-  m.hidden = r.Int({"hidden_size", "n_embd", "n_embed", "d_model"}, true).value_or(0);
+  if (!RefuseHybrid(r, base, m, ctx)) return std::nullopt;
+  const auto fd = [&m](const char* field) { return FamilyDefault(m.family, field); };
+  m.hidden =
+      r.Dim({"hidden_size", "n_embd", "n_embed", "d_model"}, fd("hidden_size"), true).value_or(0);
   // The same bound as an explicit model's `layers`: the largest published models have a few
   // hundred, and a count in the millions would make every setup a plan tries cost seconds.
-  m.layers = r.Int({"num_hidden_layers", "n_layer", "num_layers"}, true, 1, 100000).value_or(0);
-  m.heads = r.Int({"num_attention_heads", "n_head"}, true).value_or(0);
-  m.vocab = r.Int({"vocab_size"}, true).value_or(0);
+  m.layers = r.Dim({"num_hidden_layers", "n_layer", "num_layers"}, fd("num_hidden_layers"), true, 1,
+                   100000)
+                 .value_or(0);
+  m.heads = r.Dim({"num_attention_heads", "n_head"}, fd("num_attention_heads"), true).value_or(0);
+  m.vocab = r.Dim({"vocab_size"}, fd("vocab_size"), true).value_or(0);
   if (r.failed()) return std::nullopt;
-  const auto explicit_head_dim = r.Int({"head_dim"}, false);
+  // Cohere and Cohere 2 derive head_dim from the widths whatever the config says
+  // (configuration_cohere2.py: head_dim = hidden_size // num_attention_heads).
+  const bool derived_head_dim = m.family == "cohere" || m.family == "cohere2";
+  const auto explicit_head_dim =
+      derived_head_dim ? std::nullopt : r.Dim({"head_dim"}, fd("head_dim"), false);
   m.head_dim = explicit_head_dim.value_or(m.heads > 0 ? m.hidden / m.heads : 0);
 
   ReadAttentionAndMlp(r, &m);
   ReadNormsAndEmbeddings(r, &m, warnings);
   ReadSlidingWindow(r, base, &m, warnings);
-  m.max_context = r.Int({"max_position_embeddings", "n_positions", "seq_length"}, false, 1,
-                        std::numeric_limits<int32_t>::max())
-                      .value_or(0);
+  m.max_context =
+      r.Dim({"max_position_embeddings", "n_positions", "seq_length"}, fd("max_position_embeddings"),
+            false, 1, std::numeric_limits<int32_t>::max())
+          .value_or(0);
   ReadMoe(r, &m);
   m.checkpoint_kv_cache = CheckpointKvCache(config);
   if (r.failed()) return std::nullopt;

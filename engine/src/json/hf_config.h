@@ -11,10 +11,12 @@
 namespace gpuplan::json_io {
 
 /// Builds a ModelSpec from a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2/2.5,
-/// Qwen2-MoE, Qwen3, Qwen3-MoE, Gemma/Gemma 2, Phi-3, DeepSeek-V2/V3, GPT-2, GPTBigCode,
+/// Qwen2-MoE, Qwen3, Qwen3-MoE, Gemma/Gemma 2/Gemma 3, Llama 4, gpt-oss, GLM-4.5 (glm4_moe),
+/// Command R (cohere, cohere2), SmolLM3, OLMo 2, Phi-3, DeepSeek-V2/V3, GPT-2, GPTBigCode,
 /// Falcon, OPT, BLOOM field names). Unrelated config fields are ignored; missing architecture
-/// fields are errors under `path`. Families it does not know are read with Llama's field
-/// names and a warning.
+/// fields are errors under `path` unless the family's transformers config class has a default.
+/// Families it does not know are read with Llama's field names and a warning; models with
+/// state-space or linear-attention layers are refused (`unsupported_architecture`).
 std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string& path,
                                            const ReadContext& ctx, std::vector<Note>* warnings);
 

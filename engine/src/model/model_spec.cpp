@@ -40,6 +40,23 @@ int64_t NormParams(const ModelSpec& m, int64_t width) {
   return m.norm == NormKind::kLayer ? 2 * width : width;
 }
 
+// The q and k norms' weights: Qwen3 and Gemma 3 share one head_dim-wide weight across the heads
+// (transformers' Qwen3RMSNorm(head_dim)); OLMo 2 normalises the whole projection
+// (Olmo2RMSNorm(num_heads * head_dim)) and Command R+ keeps one weight per head and channel
+// (CohereLayerNorm((num_heads, head_dim))), both as wide as q and k; Llama 4's L2 norm has none.
+int64_t QkNormParams(const ModelSpec& m) {
+  if (!m.qk_norm) return 0;
+  switch (m.qk_norm_weights) {
+    case QkNormWeights::kPerHead:
+      return 2 * m.head_dim;
+    case QkNormWeights::kFullWidth:
+      return m.QueryWidth() + m.KeyWidth();
+    case QkNormWeights::kNone:
+      return 0;
+  }
+  return 0;
+}
+
 // Attention weights. GQA/MQA shrink k and v to kv_heads; MLA replaces them with a compressed
 // latent (DeepSeek-V2 paper, section 2.1.2: W_DKV, W_UK, W_UV and the decoupled RoPE key).
 void CountAttention(const ModelSpec& m, LayerParams* p) {
@@ -63,8 +80,9 @@ void CountAttention(const ModelSpec& m, LayerParams* p) {
   p->attn_linear = h * q + 2 * h * kv + m.AttnOutWidth() * h;
   p->attn_v = h * kv;
   p->attn_o = m.AttnOutWidth() * h;
-  p->attn_other =
-      (m.qkv_bias ? q + 2 * kv : 0) + (m.o_bias ? h : 0) + (m.qk_norm ? 2 * m.head_dim : 0);
+  // gpt-oss adds one sink logit per query head (GptOssAttention.sinks).
+  p->attn_other = (m.qkv_bias ? q + 2 * kv : 0) + (m.o_bias ? h : 0) + QkNormParams(m) +
+                  (m.attention_sinks ? m.heads : 0);
 }
 
 int64_t MlpMatrices(const ModelSpec& m, int64_t width) {
@@ -123,7 +141,10 @@ ParamCounts CountParams(const ModelSpec& m) {
   c.total = c.embedding + c.lm_head + c.final_norm + c.dense_layers * c.dense_layer.Total() +
             c.moe_layers * c.moe_layer.Total();
   const int64_t idle_experts = std::max<int64_t>(0, m.moe.experts - m.moe.experts_per_token);
-  c.active = c.total - c.moe_layers * idle_experts * c.moe_layer.expert_one;
+  // An idle expert's biases (gpt-oss) idle with it.
+  const int64_t idle_one =
+      c.moe_layer.expert_one + (m.IsMoe() ? MlpBias(m, m.moe.expert_intermediate) : 0);
+  c.active = c.total - c.moe_layers * idle_experts * idle_one;
   c.largest_linear = LargestLinear(m);
   return c;
 }

@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace gpuplan {
 
-enum class NormKind { kRms, kLayer };   ///< RMSNorm: weight only; LayerNorm: weight + bias
+/// RMSNorm: weight only; LayerNorm: weight + bias; LayerNorm without a bias (Cohere): weight only.
+enum class NormKind { kRms, kLayer, kLayerNoBias };
 enum class MlpKind { kGated, kPlain };  ///< gated: gate/up/down (SwiGLU, GeGLU); plain: up/down
+/// The weights of a q/k norm: one head_dim-wide weight shared by the heads (Qwen3, Gemma 3), one
+/// per head and channel (OLMo 2 over the whole projection, Command R+ per head), or none (Llama
+/// 4's L2 norm).
+enum class QkNormWeights { kPerHead, kFullWidth, kNone };
 
 /// Mixture-of-experts layout; experts == 0 means a dense model.
 struct MoeSpec {
@@ -50,11 +56,13 @@ struct ModelSpec {
   bool tied_embeddings = false;
   MlpKind mlp = MlpKind::kGated;
   NormKind norm = NormKind::kRms;
-  int64_t norms_per_layer = 2;      ///< Gemma 2 has 4; Falcon-7B's parallel block has 1
-  bool qkv_bias = false;            ///< bias on q, k, v projections
-  bool o_bias = false;              ///< bias on the attention output projection
-  bool mlp_bias = false;            ///< bias on MLP projections
-  bool qk_norm = false;             ///< per-head RMSNorm on q and k (Qwen3)
+  int64_t norms_per_layer = 2;  ///< Gemma 2 has 4; Falcon-7B's parallel block has 1
+  bool qkv_bias = false;        ///< bias on q, k, v projections
+  bool o_bias = false;          ///< bias on the attention output projection
+  bool mlp_bias = false;        ///< bias on MLP projections
+  bool qk_norm = false;         ///< a norm on q and k (Qwen3); its weights below
+  QkNormWeights qk_norm_weights = QkNormWeights::kPerHead;
+  bool attention_sinks = false;     ///< one learned sink logit per query head (gpt-oss)
   int64_t position_embeddings = 0;  ///< rows of a learned position table (GPT-2, OPT)
   bool embedding_norm = false;      ///< LayerNorm right after the embedding (BLOOM)
   bool final_norm = true;
@@ -67,8 +75,11 @@ struct ModelSpec {
   std::string checkpoint_kv_cache;
   int64_t sliding_window = 0;  ///< attention window of local layers, 0 when none
   /// With a window: layer i attends globally when (i + 1) % sliding_pattern == 0 (Gemma 2: 2,
-  /// Gemma 3: 6); 1 = every layer is local (Mistral v0.1).
+  /// Gemma 3: 6, Llama 4: 4); 1 = every layer is local (Mistral v0.1).
   int64_t sliding_pattern = 1;
+  /// Local layers attend within fixed chunks of sliding_window tokens rather than a window that
+  /// slides (Llama 4's chunked attention): the cache is bounded alike, the attention work is not.
+  bool local_chunked = false;
   int64_t declared_params = 0;  ///< a count the user or catalog stated, 0 when none
 
   bool IsMoe() const { return moe.experts > 0; }
@@ -78,20 +89,31 @@ struct ModelSpec {
     if (sliding_pattern <= 1) return end - begin;
     return (end - begin) - (end / sliding_pattern - begin / sliding_pattern);
   }
+  /// Per token of a `length`-long sequence processed causally, the positions one local layer
+  /// attends to, counted as full attention counts them (`length` for every token, the
+  /// convention of llm-foundry's MFU): a sliding window's causal sum 2 w L - w^2 over L; chunks of
+  /// w tokens, each causal within itself, (q w^2 + r^2) / L for q whole chunks and r left over.
+  double LocalAttended(double length) const {
+    const double w = static_cast<double>(sliding_window);
+    if (length <= w) return length;
+    if (local_chunked) {
+      const double q = std::floor(length / w);
+      const double r = length - q * w;
+      return (q * w * w + r * r) / length;
+    }
+    return 2 * w - w * w / length;
+  }
   /// Per layer and token, the positions attended to when a whole `length`-long sequence is
-  /// processed causally, counted as full attention counts them (`length` for every token, the
-  /// convention of llm-foundry's MFU): a local layer's causal sum over its window,
-  /// 2 w L - w^2, divided by L; averaged over the layers.
+  /// processed causally, in the same convention, averaged over the layers.
   double CausalAttended(double length) const {
     if (layers <= 0 || length <= 0) return length;
     const double local = static_cast<double>(LocalLayers(0, layers));
-    const double w = static_cast<double>(sliding_window);
-    const double windowed = length <= w ? length : 2 * w - w * w / length;
-    return ((static_cast<double>(layers) - local) * length + local * windowed) /
+    return ((static_cast<double>(layers) - local) * length + local * LocalAttended(length)) /
            static_cast<double>(layers);
   }
   /// Per layer, the tokens of a `context`-long sequence attended to, averaged over the layers:
-  /// local layers see at most the window.
+  /// local layers see at most the window (a chunked layer sees its current chunk, between one
+  /// token and the chunk: the chunk is the bound used).
   double AttendedContext(double context) const {
     if (layers <= 0) return context;
     const double local = static_cast<double>(LocalLayers(0, layers));
