@@ -75,23 +75,38 @@ constexpr const char* kServing = R"({"model": {"preset": "llama-3.1-70b"},
                  "concurrency": 256},
     "constraints": {"max_gpus": 1024, "ttft_ms": 2000, "tpot_ms": 50}})";
 
+// Prints, beside the time, the answer's size and the time per card, so a reader sees whether
+// the plan stays linear in the catalog (issue #18).
+void RunPlan(benchmark::State& state, const char* request, gpuplan::Engine::PlanAnswer answer) {
+  const int times = static_cast<int>(state.range(0));
+  const gpuplan::Engine engine(Replicated(times), gpuplan::EmbeddedModelsJson());
+  const std::string first = engine.Plan(request, answer);
+  if (first.rfind("{\"ok\":true", 0) != 0) state.SkipWithError("plan failed");
+  for (auto _ : state) benchmark::DoNotOptimize(engine.Plan(request, answer));
+  const double cards =
+      static_cast<double>(nlohmann::json::parse(gpuplan::EmbeddedGpusJson())["gpus"].size()) *
+      times;
+  state.counters["answer_KB"] = static_cast<double>(first.size()) / 1000;
+  state.counters["per_card"] = benchmark::Counter(
+      cards, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.SetLabel(std::to_string(times) + "x catalog");
+}
+
 void BM_PlanPretrain(benchmark::State& state) {
-  const gpuplan::Engine engine(Replicated(static_cast<int>(state.range(0))),
-                               gpuplan::EmbeddedModelsJson());
-  if (engine.Plan(kPretrain).rfind("{\"ok\":true", 0) != 0) state.SkipWithError("plan failed");
-  for (auto _ : state) benchmark::DoNotOptimize(engine.Plan(kPretrain));
-  state.SetLabel(std::to_string(state.range(0)) + "x catalog");
+  RunPlan(state, kPretrain, gpuplan::Engine::PlanAnswer::kLean);
 }
 BENCHMARK(BM_PlanPretrain)->Arg(1)->Arg(10)->Arg(100)->Unit(benchmark::kMillisecond);
 
 void BM_PlanServing(benchmark::State& state) {
-  const gpuplan::Engine engine(Replicated(static_cast<int>(state.range(0))),
-                               gpuplan::EmbeddedModelsJson());
-  if (engine.Plan(kServing).rfind("{\"ok\":true", 0) != 0) state.SkipWithError("plan failed");
-  for (auto _ : state) benchmark::DoNotOptimize(engine.Plan(kServing));
-  state.SetLabel(std::to_string(state.range(0)) + "x catalog");
+  RunPlan(state, kServing, gpuplan::Engine::PlanAnswer::kLean);
 }
 BENCHMARK(BM_PlanServing)->Arg(1)->Arg(10)->Arg(100)->Unit(benchmark::kMillisecond);
+
+// The complete answer (`gpuplan plan --full`): what every plan wrote before issue #18.
+void BM_PlanPretrainFull(benchmark::State& state) {
+  RunPlan(state, kPretrain, gpuplan::Engine::PlanAnswer::kFull);
+}
+BENCHMARK(BM_PlanPretrainFull)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

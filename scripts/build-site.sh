@@ -20,6 +20,8 @@ rm -rf "$out"
 mkdir -p "$out/catalog"
 cp -r web/. "$out/"
 cp catalog/gpus.json catalog/models.json "$out/catalog/"
+# What the page's worker fetches: the same figures without the sources' prose (page-catalog.mjs).
+node scripts/page-catalog.mjs catalog "$out/catalog/page"
 # The engine goes in a folder named for its content, engine/HASH/, so it can be cached for a
 # year (netlify.toml: /engine/*); worker.js, which names it, is revalidated on every load.
 hash=$(cat web/engine/gpuplan.mjs web/engine/gpuplan.wasm | sha256sum | cut -c1-12)

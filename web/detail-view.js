@@ -9,8 +9,12 @@ import { setCalibration } from './form.js';
 const $ = (sel) => document.querySelector(sel);
 let opener = null;
 let measure = null;
+let shown = null;  // the recommendation on show
 
 const setup = rounds({
+  // The plan carries each row's figures; the working behind them (explain, levers, diagnosis,
+  // the engine's pool) is the row's own estimate, asked for when its detail opens.
+  estimate: (data) => showFull(data.text),
   launch: (data) => import('./launch-view.js').then((m) => m.renderLaunch($('#launch-box'), data.text)),
   limits: (data) => import('./limits-view.js').then((m) => m.renderLimits($('#limits-list'), data.text,
     $('#limits-run').dataset.count)),
@@ -34,9 +38,24 @@ function setupRequest(rec, planText) {
 }
 
 // planText: the request of the plan rec comes from.
+function showFull(text) {
+  const envelope = JSON.parse(text);
+  const detail = $('#detail');
+  if (!shown || !envelope.ok) {
+    detail.dataset.full = 'error';
+    return;
+  }
+  renderDetail(detail, { ...shown, estimate: envelope.result });
+  renderDiagnosis($('#diagnosis'), envelope.result.diagnosis);
+  detail.dataset.full = 'true';
+}
+
 export function openDetail(rec, button, planText) {
   opener = button;
-  renderDetail($('#detail'), rec);
+  shown = rec;
+  const detail = $('#detail');
+  detail.dataset.full = 'false';
+  renderDetail(detail, rec);
   renderDiagnosis($('#diagnosis'), rec.estimate.diagnosis);
   measure.open(setupRequest(rec, planText));
   $('#download-script').dataset.request = JSON.stringify(setupRequest(rec, planText), null, 2);
@@ -52,11 +71,14 @@ export function openDetail(rec, button, planText) {
   $('#launch-run').dataset.request = JSON.stringify(limits);
   $('#launch-box').replaceChildren();
   setup.next();  // answers for the setup shown before are dropped
+  setup.ask('estimate', JSON.stringify(setupRequest(rec, planText)));
   $('#script-errors').textContent = '';
   $('#detail').focus();
 }
 
 export function closeDetail() {
+  shown = null;
+  setup.next();  // a full estimate still on its way is not drawn
   const detail = $('#detail');
   const hadFocus = detail.contains(document.activeElement);
   detail.hidden = true;

@@ -52,6 +52,14 @@ export function drawPlan(envelope, ms) {
   showErrors([]);
   result = envelope.result;
   lastDraw = { envelope, ms };
+  // The lean plan gives each band's basis and the headroom once; every row's figures carry
+  // them as a full estimate does, so the table, sheet and exports read one shape.
+  for (const rec of result.recommendations) {
+    const e = rec.estimate;
+    for (const [ptr, band] of Object.entries(e.bands ?? {})) band.basis ??= result.band_basis?.[ptr] ?? '';
+    e.memory.headroom ??= result.request_normalized?.headroom;
+    e.warnings ??= [];
+  }
   rows = result.recommendations.map((rec) => ({ rec, summary: summarize(rec) }));
   drawRows();
   renderList($('#advice'), result.advice, (a) => a.message);

@@ -1,5 +1,6 @@
 // The engine runs here, off the main thread, so typing never waits for a plan. Messages:
-//   in  {type:'catalog', source}                 the bundled catalog (sent once, first)
+//   in  {type:'catalog', source}                 the bundled catalog (sent once, first; catalog/page/,
+//                                                build-site.sh: the figures without their sources' prose)
 //   in  {type:'catalog', part, text, source}     a custom gpus.json or models.json
 //   in  {type:'plan', seq, request}              request is the JSON text sent to the engine
 //   in  {type:'script', request}                 the measurement script for one setup
@@ -8,6 +9,7 @@
 //   in  {type:'limits', request}                 the most one setup takes (out {type:'limits', text})
 //   in  {type:'launch', request}                 its launch command (out {type:'launch', text})
 //   in  {type:'traffic', request}                card types for a request rate (out {type:'traffic', text})
+//   in  {type:'estimate', seq, request}          one setup's complete estimate (out {type:'estimate', seq, text})
 //   out {type:'catalog', envelope, part, source, engine}  out {type:'plan', seq, text, ms}
 //   out {type:'script', text}                    out {type:'calibrate', text}
 import createGpuplan from './engine/gpuplan.mjs';
@@ -23,7 +25,7 @@ async function text(url) {
 
 async function start() {
   const [mod, gpus, models] = await Promise.all([
-    createGpuplan(), text('./catalog/gpus.json'), text('./catalog/models.json')]);
+    createGpuplan(), text('./catalog/page/gpus.json'), text('./catalog/page/models.json')]);
   engine = mod;
   current = { gpus, models };
   return JSON.parse(engine.loadCatalog(gpus, models));
@@ -49,6 +51,8 @@ self.onmessage = async ({ data }) => {
                          engine: engine.version() });
     } else if (data.type === 'script') {
       self.postMessage({ type: 'script', text: engine.script(data.request) });
+    } else if (data.type === 'estimate') {
+      self.postMessage({ type: 'estimate', seq: data.seq, text: engine.estimate(data.request) });
     } else if (data.type === 'traffic') {
       self.postMessage({ type: 'traffic', seq: data.seq, text: engine.traffic(data.request) });
     } else if (data.type === 'launch') {

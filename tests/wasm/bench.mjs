@@ -39,3 +39,9 @@ const plan = JSON.stringify({ model: { preset: 'llama-3.1-70b' },
   workload: { kind: 'pretrain', micro_batch: 1, seq_len: 8192, global_batch: 1024, tokens: 1e12 },
   constraints: { max_gpus: 1024 } });
 time('plan: 70B pretraining, max_gpus 1024', () => mod.plan(plan), 10);
+console.log(`${'  its answer'.padEnd(44)} ${(mod.plan(plan).length / 1000).toFixed(1)} KB`);
+const serving = JSON.stringify({ model: { preset: 'llama-3.1-70b' },
+  workload: { kind: 'inference', prompt_tokens: 2048, output_tokens: 512, concurrency: 256 },
+  constraints: { max_gpus: 1024, ttft_ms: 2000, tpot_ms: 50 } });
+time('plan: 70B serving, 256 users, max_gpus 1024', () => mod.plan(serving), 20);
+console.log(`${'  its answer'.padEnd(44)} ${(mod.plan(serving).length / 1000).toFixed(1)} KB`);

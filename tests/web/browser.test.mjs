@@ -516,10 +516,16 @@ test('measure, compare, calibrate: the page agrees with gpuplan calibrate and ke
   await waitReady(page);
   const first = (await tableRows(page))[0];
   await page.click(`#results tbody tr[data-gpu="${first.gpu}"] button.detail`);
-  // The estimate's own diagnosis is the CLI's for that recommendation.
-  const planned = cliPlan(await requestText(page)).recommendations[0].estimate.diagnosis;
+  // The plan is lean (issue #18): the detail asks the engine for the row's own estimate, and
+  // its diagnosis and working are the CLI's estimate of that setup.
+  await page.waitForSelector('#detail[data-full="true"]');
+  const setupText = await page.getAttribute('#download-script', 'data-request');
+  const full = cli('estimate', setupText);
+  assert.equal(full.memory.total_bytes, cliPlan(await requestText(page)).recommendations[0].estimate.memory.total_bytes);
+  const planned = full.diagnosis;
   assert.deepEqual(await page.$$eval('#diagnosis > li', (lis) => lis.map((li) => li.dataset.code)),
     planned.map((d) => d.code));
+  assert.equal(await page.locator('#explain details').count(), Object.keys(full.explain).length);
   // The script's last line fills the fields: 20 GiB allocated (21474836480 bytes), 22 GiB
   // reserved, 900 tokens/s.
   await page.fill('#m_paste', 'step 13 ...\nGPUPLAN_MEASUREMENT {"settings": {}, "measured": ' +
