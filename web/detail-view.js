@@ -50,11 +50,30 @@ function showFull(text) {
   detail.dataset.full = 'true';
 }
 
-export function openDetail(rec, button, planText) {
+// The card and count on show, for a re-plan to follow (null when the detail is closed).
+export function detailShown() {
+  return shown && !$('#detail').hidden ? { gpu: shown.gpu, count: shown.count } : null;
+}
+
+// After a re-plan: the setup on show is no longer among the recommendations. The detail stays
+// open with what it showed, marked as gone, until the user closes it.
+export function markDetailGone() {
+  const detail = $('#detail');
+  detail.dataset.gone = 'true';
+  $('#detail-gone').hidden = false;
+  shown = null;
+  setup.next();
+}
+
+// focus false: a re-plan refreshes the detail on show without taking focus from the field the
+// user is typing in.
+export function openDetail(rec, button, planText, { focus = true } = {}) {
   opener = button;
   shown = rec;
   const detail = $('#detail');
   detail.dataset.full = 'false';
+  detail.dataset.gone = 'false';
+  $('#detail-gone').hidden = true;
   renderDetail(detail, rec);
   renderDiagnosis($('#diagnosis'), rec.estimate.diagnosis);
   measure.open(setupRequest(rec, planText));
@@ -73,14 +92,14 @@ export function openDetail(rec, button, planText) {
   setup.next();  // answers for the setup shown before are dropped
   setup.ask('estimate', JSON.stringify(setupRequest(rec, planText)));
   $('#script-errors').textContent = '';
-  $('#detail').focus();
+  if (focus) $('#detail').focus();
 }
 
 export function closeDetail() {
   shown = null;
   setup.next();  // a full estimate still on its way is not drawn
   const detail = $('#detail');
-  const hadFocus = detail.contains(document.activeElement);
+  const hadFocus = detail.contains(document.activeElement) || document.activeElement === document.body;
   detail.hidden = true;
   if (hadFocus) (opener?.isConnected ? opener : $('#results-section')).focus();
 }
@@ -103,6 +122,13 @@ export function initDetail() {
   measure = new MeasurePanel({ onApply: setCalibration, onClear: () => setCalibration(null) });
   onAnswer('script', downloadScript);
   $('#detail-close').addEventListener('click', closeDetail);
+  // Escape closes the detail and gives focus back to the row's button (issue #19 item 14).
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && !$('#detail').hidden) {
+      e.preventDefault();
+      closeDetail();
+    }
+  });
   $('#launch-run').addEventListener('click', (e) => {
     $('#launch-box').replaceChildren();
     setup.ask('launch', e.currentTarget.dataset.request);

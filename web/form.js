@@ -5,6 +5,7 @@ import { calibrationState, kDefaults, kOverlap, kTraining } from './state.js';
 import { el, errorLine } from './render.js';
 
 const $ = (sel) => document.querySelector(sel);
+let weightsChosen = false;  // the user picked #weights themselves
 const kCalibrationStore = 'gpuplan.calibration';
 
 export let state = { ...kDefaults };
@@ -15,6 +16,8 @@ let hooks = null;
 export function setState(next, problem) {
   state = next;
   shareError = problem;
+  // A link's weights other than its purpose's default were someone's choice.
+  weightsChosen = (next.weights ?? 'bf16') !== (next.kind === 'qlora' ? 'nf4' : 'bf16');
 }
 
 // The form field each engine path belongs to, so an error names what the user typed into.
@@ -185,9 +188,18 @@ export function initForm(formHooks) {
     if (chosen?.dataset.for && (chosen.dataset.for === 'training') !== kTraining.includes($('#kind').value)) {
       $('#framework').value = '';
     }
-    if (state.kind === 'qlora' && !['nf4', 'int4', 'gptq_int4', 'awq_int4'].includes($('#weights').value)) {
-      $('#weights').value = 'nf4';
+    // Each purpose restores its own precision unless the user chose one (issue #19 item 6):
+    // QLoRA needs a 4-bit base, the others start from bf16.
+    const kind = $('#kind').value;
+    const fourBit = ['nf4', 'int4', 'gptq_int4', 'awq_int4'].includes($('#weights').value);
+    const wanted = kind === 'qlora' ? (fourBit && weightsChosen ? null : 'nf4')
+      : (weightsChosen ? null : 'bf16');
+    if (wanted && $('#weights').value !== wanted) {
+      $('#weights').value = wanted;
       hooks.schedule();
     }
   });
+  // A weights format the user picks stays through purpose changes (QLoRA still forces 4 bits).
+  // (the page sets .value without events, so a change event is the user's).
+  $('#weights').addEventListener('change', () => { weightsChosen = true; });
 }

@@ -4,7 +4,7 @@ import { t } from './i18n.js';
 import { kTraining, trafficRequest } from './state.js';
 import { el, rejectionText, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
 import { showDefaults, showErrors, state } from './form.js';
-import { closeDetail, openDetail } from './detail-view.js';
+import { closeDetail, detailShown, markDetailGone, openDetail } from './detail-view.js';
 import { rounds } from './engine-client.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -42,7 +42,8 @@ export function clearResults() {
 
 export function drawPlan(envelope, ms) {
   $('#request-json').textContent = lastRequest;
-  closeDetail();
+  // An open detail follows its card and count through the re-plan (issue #19 item 1).
+  const open = detailShown();
   if (!envelope.ok) {
     clearResults();
     showErrors(envelope.errors);
@@ -62,6 +63,7 @@ export function drawPlan(envelope, ms) {
   }
   rows = result.recommendations.map((rec) => ({ rec, summary: summarize(rec) }));
   drawRows();
+  if (open) followDetail(open);
   renderList($('#advice'), result.advice, (a) => a.message);
   renderWait($('#wait-section'), result.wait_or_switch);
   renderRejected(result.rejected ?? []);
@@ -115,6 +117,19 @@ export function sortedRows() {
 // whatever column the table is sorted by (the procurement sheet names it).
 export function rankedRows() {
   return rows;
+}
+
+// The row of the same card and count (else the same card) takes the open detail over; with
+// neither, the detail says its setup is gone.
+function followDetail(open) {
+  const row = rows.find((r) => r.rec.gpu === open.gpu && r.rec.count === open.count) ??
+    rows.find((r) => r.rec.gpu === open.gpu);
+  if (!row) {
+    markDetailGone();
+    return;
+  }
+  const button = document.querySelector(`#results tbody tr[data-gpu="${CSS.escape(row.rec.gpu)}"] button.detail`);
+  openDetail(row.rec, button, lastRequest, { focus: false });
 }
 
 function drawRows() {

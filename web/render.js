@@ -348,10 +348,13 @@ export function renderDetail(section, rec) {
   section.hidden = false;
 }
 
-// A cell starting with = + - @ would run as a formula in a spreadsheet: a quote disarms it.
-function csvCell(v) {
+// A cell starting with = + @, a tab or CR would run as a formula in a spreadsheet: a quote
+// disarms it. A leading '-' does too, unless the cell is a plain negative number, which stays
+// a number (issue #19 item 13).
+export function csvCell(v) {
   let c = String(v ?? '');
-  if (/^[=+\-@\t\r]/.test(c)) c = `'${c}`;
+  const negativeNumber = /^-(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(c);
+  if (/^[=+@\t\r]/.test(c) || (c.startsWith('-') && !negativeNumber)) c = `'${c}`;
   return /[",\n\r]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c;
 }
 

@@ -1408,3 +1408,53 @@ test('advanced training fields: the request, the memory cell = the CLI, the link
   });
   await other?.close();
 });
+
+// Issue #19 items 1, 6 and 14: an open detail follows its card through a re-plan and a
+// language switch; Escape closes it and gives focus back to its row; each purpose restores its
+// own precision unless the user chose one.
+test('details survive a re-plan and a language switch; Escape closes them; purposes keep their precision',
+     { timeout: kTestTimeout }, () => check('s-detail-follows', () => page, async () => {
+  await page.goto(`${url}#`);
+  await waitReady(page);
+  const first = (await tableRows(page))[0];
+  await page.click(`#results tbody tr[data-gpu="${first.gpu}"] button.detail`);
+  await page.waitForSelector('#detail[data-full="true"]');
+  const title = await page.textContent('#detail-title');
+  // A re-plan from an edited field, as the issue reproduced: blur, change, draw.
+  let seq = await planSeq(page);
+  await setField(page, kSeqLen, '1024');
+  await waitPlanned(page, seq);
+  assert.equal(await page.isVisible('#detail'), true, 'the detail closed on a re-plan');
+  const following = await page.getAttribute('#detail', 'data-gone') === 'true'
+    ? null : await page.textContent('#detail-title');
+  if (following !== null) {
+    assert.notEqual(following, '', 'the detail lost its title');
+    await page.waitForSelector('#detail[data-full="true"]');
+    // The detail's working is the estimate of the setup the table's row now stands for.
+    const setupText = await page.getAttribute('#download-script', 'data-request');
+    assert.equal(JSON.parse(setupText).workload.seq_len, 1024, setupText);
+  }
+  assert.notEqual(title, '', 'no title before the re-plan');
+  // Another language redraws the plan: the detail stays.
+  await page.selectOption('#lang', 'zh-CN');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  assert.equal(await page.isVisible('#detail'), true, 'the detail closed on a language switch');
+  await page.selectOption('#lang', 'en');
+  await page.waitForFunction(() => document.documentElement.lang === 'en');
+  // Escape closes it and the focus goes back to a row's Details button.
+  await page.focus('#detail');
+  await page.keyboard.press('Escape');
+  assert.equal(await page.isHidden('#detail'), true, 'Escape did not close the detail');
+  assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('detail')), true,
+    'focus did not return to the Details button');
+  // QLoRA takes nf4; back to inference, bf16 again; a format the user picks stays.
+  seq = await planSeq(page);
+  await setField(page, '#kind', 'qlora');
+  assert.equal(await page.inputValue('#weights'), 'nf4');
+  await setField(page, '#kind', 'inference');
+  assert.equal(await page.inputValue('#weights'), 'bf16', 'inference kept QLoRA\'s nf4');
+  await setField(page, '#weights', 'fp8');
+  await setField(page, '#kind', 'lora');
+  assert.equal(await page.inputValue('#weights'), 'fp8', 'a chosen format was replaced');
+  await waitPlanned(page, seq);
+}));

@@ -52,3 +52,17 @@ test('Markdown cannot turn catalog text into a link, an image or a new row', () 
   const cell = exportPlan('md', [evil], {}, 'v').split('\n')[2].split(' | ')[0];
   assert.equal(cell, '| \\!\\[x\\](http://e/i.png) \\[a\\](b) next');
 });
+
+test('CSV keeps negative numbers numeric and still disarms a leading minus that is a formula', async () => {
+  const { csvCell } = await import('../../web/render.js');
+  // A record's error of -12.5% and an exponent stay numbers a spreadsheet sums (issue #19 item 13).
+  assert.equal(csvCell(-12.5), '-12.5');
+  assert.equal(csvCell('-3e-2'), '-3e-2');
+  assert.equal(csvCell('-.5'), '-.5');
+  // -1+1 or -A1 would be evaluated: quoted.
+  assert.equal(csvCell('-1+1'), "'-1+1");
+  assert.equal(csvCell('-A1'), "'-A1");
+  assert.equal(csvCell('+1'), "'+1");
+  assert.equal(csvCell('@SUM(A1)'), "'@SUM(A1)");
+  assert.equal(csvCell('\tx'), "'\tx");
+});
