@@ -10,6 +10,7 @@ export let engineVersion = '';
 export let modelNames = new Map();
 export let catalogGpus = new Map();
 const customParts = {};  // part ('gpus' | 'models') -> the file or URL it came from
+const fromFile = new Set();  // parts whose source is a local file: a share link cannot carry them
 let loaded = () => {};
 
 // The worker keeps the catalog it had when a custom part is invalid, so the labels here change
@@ -25,6 +26,7 @@ function onCatalog({ envelope, part, source, engine }) {
   if (part) {
     box.replaceChildren();
     customParts[part] = source;
+    if (pendingFile[part] === source) fromFile.add(part); else fromFile.delete(part);
   }
   const c = envelope.result;
   catalogVersion = c.version ?? c.catalog_version ?? '';
@@ -36,11 +38,17 @@ function onCatalog({ envelope, part, source, engine }) {
   loaded();
 }
 
+// The custom parts loaded from a file, which a link cannot carry (MISSION M20).
+export function fileCatalogParts() {
+  return [...fromFile];
+}
+const pendingFile = {};  // part -> the file name being loaded
+
 function catalogFailed(source, message) {
   onCatalog({ envelope: { ok: false, errors: [{ path: '', message }] }, source });
 }
 
-function loadCatalogText(text, source) {
+function loadCatalogText(text, source, isFile = false) {
   let parsed;
   try {
     parsed = JSON.parse(text);
@@ -49,6 +57,7 @@ function loadCatalogText(text, source) {
     return;
   }
   const part = parsed && Array.isArray(parsed.models) ? 'models' : 'gpus';
+  if (isFile) pendingFile[part] = source; else delete pendingFile[part];
   ask({ type: 'catalog', part, text, source });
 }
 
@@ -58,7 +67,7 @@ export function initCatalog(onLoaded) {
   onAnswer('catalog', onCatalog);
   $('#catalog-file').addEventListener('change', async (e) => {
     const file = e.target.files[0];
-    if (file) loadCatalogText(await file.text(), file.name);
+    if (file) loadCatalogText(await file.text(), file.name, true);
   });
   ask({ type: 'catalog', source: 'bundled' });
   const custom = new URLSearchParams(location.search).get('catalog');

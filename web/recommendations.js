@@ -138,7 +138,18 @@ function drawRows() {
     rows[0]?.rec);
 }
 
+// Back to the planner's order: a new "Rank by" is read in the engine's ranking, not under a
+// header sort chosen for the old one (issue #19 item 4).
+function resetSort() {
+  sort = { key: null, dir: 1 };
+  for (const th of document.querySelectorAll('th')) th.removeAttribute('aria-sort');
+}
+
 export function initTable() {
+  $('#objective').addEventListener('change', () => {
+    resetSort();
+    drawRows();
+  });
   for (const button of document.querySelectorAll('th button[data-sort]')) {
     button.addEventListener('click', () => {
       const key = button.dataset.sort;

@@ -321,7 +321,7 @@ export function renderDetail(section, rec) {
     const bar = el('span', { className: `bar part-${part}` });
     bar.style.width = `${Math.min(100, (100 * bytes) / m.capacity_bytes)}%`;
     chart.append(el('div', { className: 'chart-row', title: explainTitle(e, `/memory/per_gpu_bytes/${part}`) },
-      el('span', { className: 'chart-label' }, part), el('span', { className: 'chart-track' }, bar),
+      el('span', { className: 'chart-label', dataset: { part } }, t(`part_${part}`)), el('span', { className: 'chart-track' }, bar),
       el('span', { className: 'chart-value' }, fmt.gib(bytes))));
   }
   const levers = section.querySelector('#levers');

@@ -4,7 +4,7 @@ import { t } from './i18n.js';
 import { decodeShare, encodeShare, kDefaults } from './state.js';
 import { exportPlan } from './render.js';
 import { setState, state, writeForm } from './form.js';
-import { catalogGpus, catalogVersion, engineVersion } from './catalog-loader.js';
+import { catalogGpus, catalogVersion, engineVersion, fileCatalogParts } from './catalog-loader.js';
 import { lastRequest, rankedRows, setStatus, sortedRows } from './recommendations.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -74,7 +74,15 @@ async function copy(text, field) {
 // latestFleet() gives the fleet panel's answer, if any, for the procurement sheet.
 export function initShare(latestFleet) {
   if (embed) document.body.classList.add('embed');
-  $('#share').addEventListener('click', () => copy(shareUrl(false), $('#share-url')));
+  $('#share').addEventListener('click', () => {
+    copy(shareUrl(false), $('#share-url'));
+    // A catalog read from a file stays on this computer: the receiver plans with the bundled
+    // one unless the file is published and named with ?catalog=URL (issue #19 item 5).
+    const parts = fileCatalogParts();
+    const note = $('#share-note');
+    note.hidden = parts.length === 0;
+    note.textContent = parts.length ? t('share_file_catalog', parts.join(', ')) : '';
+  });
   $('#copy-embed').addEventListener('click', () => copy(
     `<iframe src="${shareUrl(true)}" title="gpuplan" width="100%" height="900" style="border:0"></iframe>`,
     $('#embed-code')));

@@ -476,6 +476,11 @@ test('custom catalog parts combine; a bad one leaves the catalog in use', { time
   const { text, request, rows } = await readPage(page);
   assert.ok(rows.length >= 1 && rows.length <= 2, `${rows.length} rows from a two-card catalog`);
   assertMatchesCli(rows, cliPlan(text, dir), request);
+  // The link cannot carry a catalog from a file: the sender is told at copy time, with the
+  // alternative (issue #19 item 5).
+  assert.equal(await page.isHidden('#share-note'), true);
+  await page.click('#share');
+  assert.match(await page.textContent('#share-note'), /gpus.*\?catalog=URL/);
   await rm(dir, { recursive: true, force: true });
 }));
 
@@ -1441,6 +1446,10 @@ test('details survive a re-plan and a language switch; Escape closes them; purpo
   assert.equal(await page.isVisible('#detail'), true, 'the detail closed on a language switch');
   await page.selectOption('#lang', 'en');
   await page.waitForFunction(() => document.documentElement.lang === 'en');
+  // The chart names the parts in words (issue #19 item 12).
+  const labels = await page.$$eval('#memory-chart .chart-label', (els) => els.map((e) => e.textContent));
+  assert.equal(labels[0], 'Weights', labels.join(', '));
+  assert.ok(labels.every((l) => !l.includes('_')), labels.join(', '));
   // Escape closes it and the focus goes back to a row's Details button.
   await page.focus('#detail');
   await page.keyboard.press('Escape');
@@ -1457,4 +1466,13 @@ test('details survive a re-plan and a language switch; Escape closes them; purpo
   await setField(page, '#kind', 'lora');
   assert.equal(await page.inputValue('#weights'), 'fp8', 'a chosen format was replaced');
   await waitPlanned(page, seq);
+  // A header sort gives way to a new "Rank by": the table is in the planner's order again,
+  // its first option on top (issue #19 item 4).
+  await page.click('th button[data-sort="cost"]');
+  assert.ok(await page.locator('th[aria-sort]').count() === 1);
+  seq = await planSeq(page);
+  await setField(page, '#objective', 'time');
+  await waitPlanned(page, seq);
+  assert.equal(await page.locator('th[aria-sort]').count(), 0, 'the header sort stayed');
+  assert.equal(await page.getAttribute('#results tbody tr:first-child', 'data-first'), 'true');
 }));

@@ -38,6 +38,11 @@ test('every text the page names has English and Chinese words', async () => {
   const codes = [...reasons.matchAll(/(?:Wording\{|return \{)"([a-z_]+)"/g)].map((m) => m[1]);
   assert.ok(codes.length >= 9, `only ${codes.length} rank codes found in plan_reasons.cpp`);
   for (const code of codes) keys.add(`rank_${code}`);
+  // The memory parts the detail chart names (render.js kParts), in people's words.
+  const render = readFileSync(new URL('render.js', dir), 'utf8');
+  const parts = render.match(/const kParts = \[([^\]]+)\]/)[1].match(/'([a-z_]+)'/g).map((q) => q.slice(1, -1));
+  assert.equal(parts.length, 7);
+  for (const part of parts) keys.add(`part_${part}`);
   const missing = [];
   for (const key of keys) {
     for (const [lang, words] of Object.entries(kLanguages)) if (!Object.hasOwn(words, key)) missing.push(`${lang}: ${key}`);
