@@ -6,6 +6,7 @@ import { el, rejectionText, renderList, renderTable, renderWait, sortRows, summa
 import { showDefaults, showErrors, state } from './form.js';
 import { closeDetail, detailShown, markDetailGone, openDetail } from './detail-view.js';
 import { rounds } from './engine-client.js';
+import { catalogGpus } from './catalog-loader.js';
 
 const $ = (sel) => document.querySelector(sel);
 export let lastRequest = null;  // the plan request last sent (what #request-json shows once drawn)
@@ -65,7 +66,7 @@ export function drawPlan(envelope, ms) {
   drawRows();
   if (open) followDetail(open);
   renderList($('#advice'), result.advice, (a) => a.message);
-  renderWait($('#wait-section'), result.wait_or_switch);
+  renderWait($('#wait-section'), result.wait_or_switch, (id) => catalogGpus.get(id)?.name ?? id);
   renderRejected(result.rejected ?? []);
   showDefaults(result.request_normalized);
   const warnings = result.warnings.map((w) => w.message);

@@ -263,14 +263,15 @@ export function rejectionText(r) {
   return `${r.gpu}: ${known ? t(key, ...args) : reason}`;
 }
 
-// Wait or switch (plan's wait_or_switch): the verdict and each card's queue, run and finish.
-export function renderWait(section, w) {
+// Wait or switch (plan's wait_or_switch): the verdict and each card's queue, run and finish;
+// nameOf(id) gives a card's name (issue #19 item 15: cards, not ids).
+export function renderWait(section, w, nameOf = (id) => id) {
   section.hidden = !w;
   if (!w) return;
   section.querySelector('#wait-verdict').textContent = w.verdict.message;
   section.querySelector('tbody').replaceChildren(...w.options.map((o) => el('tr',
     { dataset: { gpu: o.gpu, first: String(o.gpu === w.first_to_finish) } },
-    el('th', { scope: 'row' }, o.gpu), el('td', {}, String(o.count)),
+    el('th', { scope: 'row' }, nameOf(o.gpu)), el('td', {}, String(o.count)),
     el('td', { dataset: { seconds: String(o.wait_s) } }, fmt.duration(o.wait_s)),
     el('td', { dataset: { seconds: String(o.run_s) } }, fmt.duration(o.run_s)),
     el('td', { dataset: { seconds: String(o.finish_s) } }, fmt.duration(o.finish_s)),

@@ -742,6 +742,10 @@ test('wait or switch, and the procurement sheet, from the page\'s plan', { timeo
   assert.deepEqual(shown.map((r) => r.gpu), want.options.map((o) => o.gpu));
   assert.deepEqual(shown.map((r) => r.finish), want.options.map((o) => o.finish_s));
   assert.equal(shown.find((r) => r.first)?.gpu, want.first_to_finish);
+  // Rows name cards as the catalog does, not by id (issue #19 item 15).
+  const bundledCards = JSON.parse(await readFile('catalog/gpus.json', 'utf8')).gpus;
+  assert.deepEqual(await page.$$eval('#wait-table tbody th', (ths) => ths.map((th) => th.textContent)),
+    want.options.map((o) => bundledCards.find((g) => g.id === o.gpu).name));
   // A bad queue names its field.
   await setField(page, '#waits', 'h100: soon');
   await page.waitForFunction(() => document.body.dataset.status === 'error', null, { polling: 50 });
