@@ -103,9 +103,9 @@ std::optional<Note> CardProblem(const Request& r, const GpuSpec& g) {
     return Note{"engine_unsupported_on_card",
                 {},
                 std::string(s.name) +
-                    " as profiled here is its CUDA or ROCm build, which does not "
-                    "run on " +
-                    g.name + " (an inference-only card); serve it with llama_cpp or no framework",
+                    " as profiled here is its CUDA or ROCm build: it does not run on the "
+                    "inference-only " +
+                    g.name + "; serve with llama_cpp or no framework",
                 "/framework"};
   }
   return std::nullopt;
