@@ -193,5 +193,23 @@ TEST(CatalogCard, NewFieldsAreReadAndChecked) {
   EXPECT_NE(env.dump().find("/gpu/inference_only"), std::string::npos) << env.dump();
 }
 
+TEST(ShippedCards, AppleSiliconIsInferenceOnlyAndHoldsItsWiredLimit) {
+  // The catalog's M3 Max 128GB: 107.52 GiB usable (macOS 26's default working set).
+  const GpuSpec* m3 = ShippedCatalog().FindGpu("apple-m3-max-128gb");
+  ASSERT_NE(m3, nullptr);
+  EXPECT_TRUE(m3->inference_only);
+  EXPECT_NEAR(m3->CapacityBytes(), 115448720916.48, 1.0);
+  EXPECT_NEAR(
+      Result(Serving("apple-m3-max-128gb", "llama_cpp"))["memory"]["capacity_bytes"].get<double>(),
+      115448720916.48, 1.0);
+  EXPECT_NE(Infeasible(Result(Training("apple-m3-max-128gb")), "inference_only_card"), nullptr);
+  // DGX Spark shares its 128 GiB too, and trains: CUDA reports 119.70 GiB, its capacity.
+  const GpuSpec* spark = ShippedCatalog().FindGpu("dgx-spark-128gb");
+  ASSERT_NE(spark, nullptr);
+  EXPECT_FALSE(spark->inference_only);
+  EXPECT_NEAR(spark->CapacityBytes(), 119.70 * kGiB, 1.0);
+  EXPECT_TRUE(Codes(Result(Training("dgx-spark-128gb"))).empty());
+}
+
 }  // namespace
 }  // namespace gpuplan::testing
