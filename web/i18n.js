@@ -264,6 +264,8 @@ const zh = {
   reject_exceeds_max_gpus_serving: '需要 {0} 个副本（每个 {1} 个请求）= {2} 张卡，超过卡数上限 {3}',
   reject_misses_latency_targets: '单条序列也达不到延迟目标：{0} 张卡上首 token {1}、每 token {2}',
   reject_over_budget: '放得下的最便宜配置需要 {0}，超出预算 {1}', reject_unpriced: '目录中没有价格，无法对照预算（请给出 usd_per_gpu_hour）',
+  reject_inference_only_card: '仅用于推理的设备：这里规划的训练框架需要 CUDA 或 ROCm，请换一种卡训练',
+  reject_engine_unsupported_on_card: '所选服务引擎按其 CUDA/ROCm 版本建模，不能在这台仅推理设备上运行；请改用 llama.cpp 或不指定框架',
   reject_needs_liquid_cooling: '需要液冷，机房只有风冷', reject_node_power: '一台服务器功耗 {0}，超过每节点上限 {1}（每台至少 {2} 张卡）',
   part_weights: '权重', part_gradients: '梯度', part_optimizer_states: '优化器状态',
   part_activations: '激活值', part_kv_cache: 'KV 缓存', part_buffers: '缓冲区（通信、聚合的权重）',

@@ -246,6 +246,8 @@ const kRejectArgs = {
   misses_latency_targets: (p) => [p.tp, fmt.ms(p.ttft_ms, 0), fmt.ms(p.tpot_ms, 1)],
   over_budget: (p) => [fmt.usd(p.cheapest_usd), fmt.usd(p.budget_usd)],
   needs_liquid_cooling: () => [],
+  inference_only_card: () => [],
+  engine_unsupported_on_card: () => [],
   node_power: (p) => [fmt.watts(p.node_watts), fmt.watts(p.limit_w), p.gpus_per_node],
 };
 const kRejectVariant = {

@@ -38,6 +38,9 @@ test('the gpu schema rejects what the engine rejects', () => {
   const card = load('catalog/gpus.json').gpus[0];
   const doc = (c) => ({ schema_version: 1, catalog_version: 't', gpus: [c] });
   assert.ok(validate(doc(card)), explain(validate));
+  const newFields = { ...card, fp6_dense_tflops: 4500, block_scaled: ['mxfp8', 'mxfp6', 'mxfp4', 'nvfp4'],
+    inference_only: false, unified_memory: false };
+  assert.ok(validate(doc(newFields)), explain(validate));
   const bad = [
     { ...card, colour: 'green' },                       // unknown field
     { ...card, memory_gb: 80 },                          // both memory units
@@ -46,6 +49,12 @@ test('the gpu schema rejects what the engine rejects', () => {
     { ...card, vendor: 'acme' },                         // not a known vendor
     (({ board_power_w, ...rest }) => rest)(card),        // missing required figure
     (({ bf16_dense_tflops, fp16_dense_tflops, ...rest }) => rest)(card),  // no 16-bit figure
+    { ...card, block_scaled: ['fp4'] },                  // not a block-scaled format
+    { ...card, block_scaled: ['mxfp4', 'mxfp4'] },       // repeated
+    { ...card, block_scaled: [] },                       // an empty list says nothing
+    { ...card, inference_only: 'yes' },                  // a flag is a boolean
+    { ...card, unified_memory: 1 },
+    { ...card, fp6_dense_tflops: -1 },
   ];
   for (const c of bad) assert.equal(validate(doc(c)), false, JSON.stringify(c).slice(0, 80));
 });

@@ -18,7 +18,7 @@ using text::Fmt;
 Diagnosis MemoryShort(const Request& calibrated, const Estimate& after, double need, Context* c) {
   const Request& r = c->request;
   const Measurement& m = c->measured;
-  const double cap = r.gpu.memory_bytes;
+  const double cap = r.gpu.CapacityBytes();
   const double need_bytes = m.peak_allocated_bytes > 0 ? need : after.total_with_headroom_bytes;
   const double over = need_bytes / cap - 1;
   const bool just = over <= remedies::kJustShort;
@@ -48,7 +48,7 @@ bool SlowerThanEstimated(const Context& c) {
 void DiagnoseMemory(const Request& calibrated, const Estimate& after, Context* c) {
   const Request& r = c->request;
   const Measurement& m = c->measured;
-  const double cap = r.gpu.memory_bytes;
+  const double cap = r.gpu.CapacityBytes();
   // The measured tensors plus the runtime part the estimate adds (context, NCCL, slack).
   const double need = (m.peak_allocated_bytes + after.memory.per_gpu.runtime) * (1 + r.headroom);
   const double share = MemoryShare(r, m);

@@ -21,8 +21,8 @@ void Add(const char* code, double value, double target, bool met, const std::str
 
 double MemoryShare(const Request& r, const Measurement& m) {
   if (m.gpu_memory_share >= 0) return m.gpu_memory_share;
-  if (m.peak_reserved_bytes > 0 && r.gpu.memory_bytes > 0) {
-    return m.peak_reserved_bytes / r.gpu.memory_bytes;
+  if (m.peak_reserved_bytes > 0 && r.gpu.CapacityBytes() > 0) {
+    return m.peak_reserved_bytes / r.gpu.CapacityBytes();
   }
   return -1;
 }

@@ -123,6 +123,11 @@ std::optional<GpuSpec> GpuFromJson(const Json& card, const std::string& path,
   // the rest. 0.99 x nominal stands in where no card of the kind was measured.
   const auto usable = r.Number("usable_memory_gib", 0.5, 4096);
   g.usable_memory_bytes = usable ? *usable * kGiB : 0.99 * g.memory_bytes;
+  g.usable_memory_given = usable.has_value();
+  // A unified pool (Apple silicon, GB10, MI300A) is shared with the CPU and the OS; its
+  // usable_memory_gib is the GPU's share (GpuSpec::CapacityBytes).
+  g.unified_memory = r.Bool("unified_memory").value_or(false);
+  g.inference_only = r.Bool("inference_only").value_or(false);
   if (usable && *usable * kGiB > g.memory_bytes) {
     ctx.Error("inconsistent", r.PathOf("usable_memory_gib"),
               "is above the card's memory: the driver reports at most the nominal size");
@@ -135,7 +140,29 @@ std::optional<GpuSpec> GpuFromJson(const Json& card, const std::string& path,
   g.fp16_flops = r.Number("fp16_dense_tflops", 0.01, 100000).value_or(0) * kTera;
   g.fp8_flops = r.Number("fp8_dense_tflops", 0.01, 100000).value_or(0) * kTera;
   g.int8_ops = r.Number("int8_dense_tops", 0.01, 100000).value_or(0) * kTera;
+  g.fp6_flops = r.Number("fp6_dense_tflops", 0.01, 100000).value_or(0) * kTera;
   g.fp4_flops = r.Number("fp4_dense_tflops", 0.01, 100000).value_or(0) * kTera;
+  if (const Json* formats = r.Raw("block_scaled")) {
+    const std::string at = r.PathOf("block_scaled");
+    if (!formats->is_array() || formats->empty() || formats->size() > 4) {
+      ctx.Error("wrong_type", at, "must be a list of one to four of mxfp8, mxfp6, mxfp4, nvfp4");
+    } else {
+      for (size_t i = 0; i < formats->size(); ++i) {
+        const Json& f = (*formats)[i];
+        const std::string name = f.is_string() ? f.get<std::string>() : std::string();
+        const bool known = name == "mxfp8" || name == "mxfp6" || name == "mxfp4" || name == "nvfp4";
+        if (!known) {
+          ctx.Error("unknown_value", at + "/" + std::to_string(i),
+                    "must be mxfp8, mxfp6, mxfp4 or nvfp4, got " + Show(f));
+        } else if (std::find(g.block_scaled.begin(), g.block_scaled.end(), name) !=
+                   g.block_scaled.end()) {
+          ctx.Error("inconsistent", at + "/" + std::to_string(i), "repeats " + name);
+        } else {
+          g.block_scaled.push_back(name);
+        }
+      }
+    }
+  }
   if (g.fp32_flops > 0 && g.bf16_flops > 0 && g.bf16_flops < g.fp32_flops) {
     ctx.Error("inconsistent", r.PathOf("bf16_dense_tflops"),
               "is below fp32_tflops: a dense bf16 tensor-core figure is never below fp32");

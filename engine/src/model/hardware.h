@@ -36,6 +36,14 @@ struct GpuSpec {
   /// a little less than the nominal size. The catalog's `usable_memory_gib` where measured,
   /// else 0.99 x memory_bytes (catalog_io.cpp says why).
   double usable_memory_bytes = 0;
+  bool usable_memory_given = false;  ///< usable_memory_bytes is the catalog's, not 0.99 x
+  /// One memory pool shared with the CPU and the OS (Apple silicon, DGX Spark's GB10, MI300A):
+  /// memory_bytes is the whole pool, and the GPU's part of it is what usable_memory_gib says.
+  bool unified_memory = false;
+  /// The catalog marks the card inference-only (Apple silicon: Metal, no CUDA or ROCm): the
+  /// training stacks planned here, and serving engines profiled as CUDA or ROCm builds, do not
+  /// run on it (physics/estimate.h, CardProblem).
+  bool inference_only = false;
   double mem_bandwidth_bytes_per_s = 0;
   int64_t sm_count = 0;  ///< streaming multiprocessors / compute units; 0 when not given
   double fp32_flops = 0;
@@ -44,7 +52,10 @@ struct GpuSpec {
   double fp16_flops = 0;  ///< dense
   double fp8_flops = 0;   ///< dense
   double int8_ops = 0;    ///< dense
+  double fp6_flops = 0;   ///< dense
   double fp4_flops = 0;   ///< dense
+  /// Block-scaled formats the tensor cores run natively ("mxfp8", "mxfp6", "mxfp4", "nvfp4").
+  std::vector<std::string> block_scaled;
   double board_power_w = 0;
   std::string form_factor;
   std::string cooling;
@@ -55,6 +66,13 @@ struct GpuSpec {
   double runtime_reserve_bytes = 0;   ///< CUDA context + framework reserve, the card's default
   std::optional<double> usd_per_hour;
   int64_t release_year = 0;
+
+  /// The memory the GPU may allocate, bytes: the card's memory, except on a unified-memory
+  /// card whose usable share is given (Apple's default wired limit), where that share is all
+  /// the GPU may hold. Capacity, fits and the engines' card-sized budgets read this.
+  double CapacityBytes() const {
+    return unified_memory && usable_memory_given ? usable_memory_bytes : memory_bytes;
+  }
 };
 
 /// The catalog in use: its version string and the cards and model presets it holds.

@@ -89,11 +89,34 @@ double HostRam(const Request& r, const Estimate& e, Estimate* out) {
   return total;
 }
 
+std::optional<Note> CardProblem(const Request& r, const GpuSpec& g) {
+  if (!g.inference_only) return std::nullopt;
+  if (r.workload.IsTraining()) {
+    return Note{"inference_only_card",
+                {},
+                g.name +
+                    " is an inference-only card: the training stacks planned here need CUDA or "
+                    "ROCm; train on another card",
+                "/gpu"};
+  }
+  const StackProfile& s = StackOf(r);
+  if (s.needs_cuda_or_rocm) {
+    return Note{"engine_unsupported_on_card",
+                {},
+                std::string(s.name) +
+                    " as profiled here is its CUDA or ROCm build: it does not run on the "
+                    "inference-only " +
+                    g.name + "; serve with llama_cpp or no framework",
+                "/framework"};
+  }
+  return std::nullopt;
+}
+
 FitCheck CheckFit(const Request& r, const ParamCounts& c) {
   if (NeedsEngineDefaults(r)) return CheckFit(WithEngineDefaults(r), c);
   FitCheck f;
-  f.layout_ok =
-      CheckLayout(r.model, r.parallel).empty() && LayoutProblem(StackOf(r), r.parallel).empty();
+  f.layout_ok = CheckLayout(r.model, r.parallel).empty() &&
+                LayoutProblem(StackOf(r), r.parallel).empty() && !CardProblem(r, r.gpu);
   const MemoryBreakdown b = MemoryOf(r, c, /*with_detail=*/false).per_gpu;
   f.total_bytes = b.Total();
   f.total_with_headroom_bytes = f.total_bytes * (1 + r.headroom);
@@ -107,10 +130,12 @@ Estimate EstimateSetup(const Request& r, bool with_levers, bool describe) {
   e.describe = describe;
   e.params = CountParams(r.model);
   e.infeasible = CheckLayout(r.model, r.parallel);
+  if (auto card = CardProblem(r, r.gpu))
+    e.infeasible.insert(e.infeasible.begin(), std::move(*card));
   const std::string problem = LayoutProblem(StackOf(r), r.parallel);
   if (!problem.empty()) e.infeasible.push_back(Note{"framework_layout", {}, problem, "/parallel"});
   e.memory = MemoryOf(r, e.params, describe);
-  e.capacity_bytes = r.gpu.memory_bytes;
+  e.capacity_bytes = r.gpu.CapacityBytes();
   e.total_bytes = e.memory.per_gpu.Total();
   e.total_with_headroom_bytes = e.total_bytes * (1 + r.headroom);
   e.fits = e.infeasible.empty() && FitsCard(r, e.memory.per_gpu);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,12 @@ struct FitCheck {
   bool fits = false;
 };
 FitCheck CheckFit(const Request& r, const ParamCounts& c);
+
+/// Why the request's workload and framework cannot run on card `g` in any layout, when they
+/// cannot: training on an inference-only card (`inference_only_card`), or a serving engine
+/// whose profile is its CUDA or ROCm build on one (`engine_unsupported_on_card`). The estimate
+/// lists it as infeasible (g = the request's card); the planner rejects the card with it.
+std::optional<Note> CardProblem(const Request& r, const GpuSpec& g);
 
 /// Evaluates one validated request. Pure: no I/O, no clock. `with_levers` also evaluates
 /// each memory-saving lever on its own (MISSION M8); `describe` false leaves out what only a

@@ -185,7 +185,16 @@ void ExplainBuffersAndTotals(const Request& r, const ParamCounts& c, const Estim
       "total_bytes x (1 + headroom)",
       {{"headroom", r.headroom}},
       {"seed 000: leave about two tenths on top for input-length swings and temporary peaks"}};
-  x["/memory/capacity_bytes"] = {"the card's memory", {{"memory_bytes", r.gpu.memory_bytes}}, {}};
+  if (r.gpu.CapacityBytes() != r.gpu.memory_bytes) {
+    x["/memory/capacity_bytes"] = {
+        "usable_memory_bytes: the GPU's share of the card's unified memory, not the whole pool",
+        {{"memory_bytes", r.gpu.memory_bytes}, {"usable_memory_bytes", r.gpu.usable_memory_bytes}},
+        {"the CPU and the OS share the pool; the GPU may wire only the catalog's "
+         "usable_memory_gib (Apple silicon: macOS's default limit, "
+         "recommendedMaxWorkingSetSize), which sudo sysctl iogpu.wired_limit_mb raises"}};
+  } else {
+    x["/memory/capacity_bytes"] = {"the card's memory", {{"memory_bytes", r.gpu.memory_bytes}}, {}};
+  }
   x["/memory/fits"] = {"total_with_headroom_bytes <= capacity_bytes", {}, {}};
   x["/memory/allocated_bytes"] = {
       "total_bytes - runtime: what torch.cuda.max_memory_allocated() would report", {}, {}};

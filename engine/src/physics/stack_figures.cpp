@@ -28,7 +28,7 @@ double KvPoolBytes(const ServingPolicy& s, const GpuSpec& g, const Parallel& p, 
     case KvBudget::kShareOfCard:
       pool = s.profile_run
                  ? s.memory_fraction * g.usable_memory_bytes - weight_bytes - profiled_bytes
-                 : s.memory_fraction * g.memory_bytes - weight_bytes - inside;
+                 : s.memory_fraction * g.CapacityBytes() - weight_bytes - inside;
       break;
     case KvBudget::kCardMinusReserve:
       // SGLang sizes from what the driver reports (torch.cuda.mem_get_info's total).
@@ -37,7 +37,7 @@ double KvPoolBytes(const ServingPolicy& s, const GpuSpec& g, const Parallel& p, 
                  : g.usable_memory_bytes - DefaultsOn(s, g, p).reserve_bytes - weight_bytes;
       break;
     case KvBudget::kShareOfFree:
-      pool = s.memory_fraction * (g.memory_bytes - weight_bytes - other_bytes);
+      pool = s.memory_fraction * (g.CapacityBytes() - weight_bytes - other_bytes);
       break;
   }
   const double block = D(s.block_tokens) * kv_token_bytes;
@@ -103,7 +103,7 @@ double KvPool(const Request& r, const MemoryBreakdown& b) {
 }
 
 bool FitsCard(const Request& r, const MemoryBreakdown& b) {
-  return b.Total() * (1 + r.headroom) <= r.gpu.memory_bytes && b.kv_cache <= KvPool(r, b);
+  return b.Total() * (1 + r.headroom) <= r.gpu.CapacityBytes() && b.kv_cache <= KvPool(r, b);
 }
 
 // The framework profile's figures: a serving engine's defaults on this card, the KV pool it

@@ -59,7 +59,7 @@ bool Place(const FleetWorkload& w, double growth, const GpuSpec& card, FleetShar
   out->cards_at_peak = c.count;
   if (c.count == 1 && e.total_with_headroom_bytes > 0) {
     out->jobs_per_card = std::max<int64_t>(
-        1, static_cast<int64_t>(std::floor(card.memory_bytes / e.total_with_headroom_bytes)));
+        1, static_cast<int64_t>(std::floor(card.CapacityBytes() / e.total_with_headroom_bytes)));
   }
   // Growth makes batch work come round more often.
   const double every_days = w.every_days / growth;

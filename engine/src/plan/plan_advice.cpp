@@ -41,7 +41,7 @@ std::vector<Lever> InSeedOrder(std::vector<Lever> levers) {
 std::optional<Lever> BiggerCard(const Request& setup, int64_t count,
                                 const std::vector<PlanChoice>& others) {
   for (const PlanChoice& o : others) {  // best first
-    if (o.count > count || o.request.gpu.memory_bytes <= setup.gpu.memory_bytes) continue;
+    if (o.count > count || o.request.gpu.CapacityBytes() <= setup.gpu.CapacityBytes()) continue;
     Lever l;
     l.code = "bigger_card";
     l.path = "/gpu";
@@ -84,7 +84,7 @@ std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, cons
       !base.workload.IsTraining()) {
     return std::nullopt;
   }
-  const double cap = choice.request.gpu.memory_bytes;
+  const double cap = choice.request.gpu.CapacityBytes();
   // "Misses by little": within the headroom, or 10% of the card when the headroom is smaller.
   const double slack = std::max(choice.request.headroom, 0.1);
   for (const auto& [count, miss] : cs.misses) {  // fewest cards first
@@ -220,7 +220,7 @@ void AdviseRejected(const std::map<std::string, CardSearch>& searches, PlanResul
     const auto it = searches.find(rej.gpu_id);
     if (it == searches.end() || !it->second.closest) continue;
     const Request& q = *it->second.closest;
-    if (it->second.closest_need > 1.3 * q.gpu.memory_bytes) continue;
+    if (it->second.closest_need > 1.3 * q.gpu.CapacityBytes()) continue;
     for (const Lever& l : MemoryLevers(q, it->second.closest_need / (1 + q.headroom))) {
       if (!l.fits) continue;
       out->advice.push_back(Note{"lever_makes_it_fit",

@@ -46,9 +46,9 @@ PlanRejection MemoryRejection(const Request& base, const GpuSpec& g, const CardS
           "exceeds_memory",
           Say("does not fit %s: the closest setup needs %s per GPU with %.0f%% headroom, the card "
               "has %.1f GiB",
-              where.c_str(), need.c_str(), base.headroom * 100, g.memory_bytes / kGiB),
+              where.c_str(), need.c_str(), base.headroom * 100, g.CapacityBytes() / kGiB),
           {{"need_bytes", known ? cs.closest_need : -1},
-           {"capacity_bytes", g.memory_bytes},
+           {"capacity_bytes", g.CapacityBytes()},
            {"max_gpus", D(MaxGpus(base))}},
           "/constraints/max_gpus"};
 }

@@ -53,6 +53,9 @@ double NodeWatts(const GpuSpec& g, int64_t gpus) {
 
 // Why a card is excluded before any setup is tried.
 std::optional<PlanRejection> SiteProblem(const Request& r, const GpuSpec& g) {
+  if (auto card = CardProblem(r, g)) {
+    return PlanRejection{g.id, card->code, card->message, {}, card->path};
+  }
   if (r.constraints.cooling == "air" && g.cooling == "liquid") {
     return PlanRejection{g.id,
                          "needs_liquid_cooling",

@@ -288,6 +288,10 @@ struct StackProfile {
   const char* id = "";    ///< the request's `framework` ("vllm", "pytorch_fsdp", ...); "" = none
   const char* name = "";  ///< as its project writes it
   bool serving = false;   ///< a serving engine (else a training stack)
+  /// The profile is the engine's CUDA or ROCm build, which does not run on an inference-only
+  /// card (GpuSpec::inference_only: Apple silicon, Metal). False for llama.cpp, whose Metal
+  /// backend is the same program, and for plain PyTorch (MPS).
+  bool needs_cuda_or_rocm = false;
   TrainingPolicy training;
   StackLayouts layouts;
   ServingPolicy engine;

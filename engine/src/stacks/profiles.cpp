@@ -28,6 +28,10 @@ constexpr double kLlamaCppBytesPerSm = 14e9;
 StackProfile Vllm() {
   StackProfile f;
   f.id = "vllm";
+  // The profile is vLLM's CUDA/ROCm build. On Apple silicon vLLM itself builds for the CPU
+  // only; GPU serving there is the separate vllm-metal plugin on MLX, whose KV cache and
+  // memory policy are not these (docs/getting_started/installation/cpu.apple.inc.md).
+  f.needs_cuda_or_rocm = true;
   f.name = "vLLM";
   f.serving = true;
   f.engine.kv_budget = KvBudget::kShareOfCard;
@@ -69,6 +73,8 @@ StackProfile Vllm() {
 StackProfile Sglang() {
   StackProfile f;
   f.id = "sglang";
+  // CUDA and ROCm kernels (sgl-kernel, FlashInfer): no Metal build.
+  f.needs_cuda_or_rocm = true;
   f.name = "SGLang";
   f.serving = true;
   f.engine.kv_budget = KvBudget::kCardMinusReserve;
@@ -92,6 +98,8 @@ StackProfile Sglang() {
 StackProfile TensorRtLlm() {
   StackProfile f;
   f.id = "tensorrt_llm";
+  // NVIDIA GPUs only: TensorRT engines are CUDA.
+  f.needs_cuda_or_rocm = true;
   f.name = "TensorRT-LLM";
   f.serving = true;
   f.engine.kv_budget = KvBudget::kShareOfFree;
