@@ -176,6 +176,7 @@ export function sortRows(rows, key, dir) {
 // first: the engine's first recommendation for the objective, wherever a sort puts it.
 export function renderTable(tbody, rows, training, onDetail, first) {
   tbody.replaceChildren();
+  const heads = [...(tbody.closest('table')?.querySelectorAll('thead th') ?? [])].map((th) => th.textContent.trim());
   for (const { rec, summary: s } of rows) {
     const e = rec.estimate;
     // A figure with its own likely range beneath it (validation residuals; accuracy.html):
@@ -230,6 +231,11 @@ export function renderTable(tbody, rows, training, onDetail, first) {
       el('td', { dataset: { col: 'power' }, title: explainTitle(e, '/power/total_watts') }, `${fmt.watts(s.watts)}${perReplica}`),
       el('td', { dataset: { col: 'warnings' }, title: s.warnings.join('\n') }, s.warnings.length ? `⚠ ${s.warnings.length}` : ''),
       el('td', {}, button)));
+    // Each cell names its column, for the phone layout's cards (style.css).
+    const cells = tbody.lastElementChild.children;
+    for (let i = 1; i < cells.length; ++i) {
+      if (cells[i].dataset.col) cells[i].dataset.label = heads[i] ?? '';
+    }
   }
 }
 

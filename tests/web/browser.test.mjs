@@ -1480,3 +1480,32 @@ test('details survive a re-plan and a language switch; Escape closes them; purpo
   assert.equal(await page.locator('th[aria-sort]').count(), 0, 'the header sort stayed');
   assert.equal(await page.getAttribute('#results tbody tr:first-child', 'data-first'), 'true');
 }));
+
+// Issue #19 item 3 (and 16's screenshots): on a phone the recommendations are cards, the first
+// within the first screen, each figure under its column's name; the other tables keep every
+// header over its own column.
+test('a phone shows recommendations as cards, the first on the first screen', { timeout: kTestTimeout }, async () => {
+  const phone = await context.newPage();
+  await phone.setViewportSize({ width: 390, height: 844 });
+  await check('t-phone', () => phone, async () => {
+    await phone.goto(`${url}#`);
+    await waitReady(phone);
+    const card = phone.locator('#results tbody tr').first();
+    const box = await card.boundingBox();
+    assert.ok(box && box.y >= 0 && box.y + box.height <= 844, `first card at ${JSON.stringify(box)}`);
+    assert.ok(await card.locator('button.detail').isVisible());
+    assert.equal(await phone.locator('#results thead').isVisible(), false);
+    const labels = await card.locator('td[data-label]').evaluateAll((tds) => tds.map((td) => td.dataset.label));
+    assert.ok(labels.length >= 4 && labels.every((l) => l.length > 0), labels.join('|'));
+    // No table hides a header while its cells stay (the 640 px rule once did).
+    const hidden = await phone.$$eval('table:not(#results) th', (ths) => ths
+      .filter((th) => getComputedStyle(th).display === 'none').map((th) => th.closest('table').id));
+    assert.deepEqual(hidden, []);
+    for (const theme of ['light', 'dark']) {
+      await phone.selectOption('#theme', theme);
+      await phone.screenshot({ path: path.join(outDir, `t-phone-${theme}.png`), fullPage: false });
+    }
+    await phone.selectOption('#theme', 'auto');
+  });
+  await phone.close();
+});
