@@ -9,6 +9,9 @@ import { lastRequest, rankedRows, setStatus, sortedRows } from './recommendation
 
 const $ = (sel) => document.querySelector(sel);
 const embed = new URLSearchParams(location.search).get('embed') === '1';
+// A wiki page that documents a decision shows the link's result, frozen: no form (issue #19
+// item 9).
+const resultView = new URLSearchParams(location.search).get('view') === 'result';
 let sharedVersion = null;
 let sharedEngine = null;
 
@@ -16,6 +19,17 @@ export const isShareHash = (hash) => /^#\d+\./.test(hash);
 
 export function writeShareHash() {
   history.replaceState(null, '', `${location.pathname}${location.search}#${encodeShare(state, catalogVersion, engineVersion)}`);
+  if (embed || resultView) {
+    // The six lines in one line, the form behind a button (issue #19 item 9).
+    $('#embed-summary').hidden = false;
+    $('#embed-summary-text').textContent = t('embed_summary', t(`kind_${state.kind}`),
+      $('#model-name').textContent || state.model, state.weights, state.max_gpus || '64');
+    // The compact views end with the way to the full planner, on the same request.
+    const full = $('#embed-full');
+    full.href = shareUrl(false, { plain: true });
+    full.textContent = t('embed_full');
+    $('#embed-more').hidden = false;
+  }
 }
 
 // Reads the share link in the hash, if any, into the form (the defaults when it is broken).
@@ -51,16 +65,17 @@ export function noteSharedVersion() {
 }
 
 export function postHeight() {
-  if (embed && window.parent !== window) {
+  if ((embed || resultView) && window.parent !== window) {
     // The body's own height: the document's scrollHeight never drops below the frame's height.
     const height = Math.ceil(document.body.getBoundingClientRect().height);
     window.parent.postMessage({ type: 'gpuplan:height', height }, '*');
   }
 }
 
-function shareUrl(embedMode) {
+function shareUrl(embedMode, { plain = false } = {}) {
   const url = new URL(location.href);
   if (embedMode) url.searchParams.set('embed', '1'); else url.searchParams.delete('embed');
+  if (plain) url.searchParams.delete('view');
   url.hash = encodeShare(state, catalogVersion, engineVersion);
   return url.toString();
 }
@@ -74,6 +89,11 @@ async function copy(text, field) {
 // latestFleet() gives the fleet panel's answer, if any, for the procurement sheet.
 export function initShare(latestFleet) {
   if (embed) document.body.classList.add('embed');
+  if (resultView) document.body.classList.add('result-view');
+  $('#embed-edit').addEventListener('click', (e) => {
+    const open = document.body.classList.toggle('embed-form-open');
+    e.currentTarget.setAttribute('aria-expanded', String(open));
+  });
   $('#share').addEventListener('click', () => {
     copy(shareUrl(false), $('#share-url'));
     // A catalog read from a file stays on this computer: the receiver plans with the bundled
@@ -102,5 +122,5 @@ export function initShare(latestFleet) {
     $('#export-out').value = exportPlan(format, sortedRows().map((r) => r.summary),
       lastRequest ? JSON.parse(lastRequest) : null, catalogVersion);
   });
-  if (embed) new ResizeObserver(postHeight).observe(document.body);
+  if (embed || resultView) new ResizeObserver(postHeight).observe(document.body);
 }

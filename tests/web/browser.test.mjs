@@ -323,8 +323,29 @@ test('embed mode', { timeout: kTestTimeout }, async () => {
     await frame.waitForSelector('body[data-status="ready"]');
     assert.equal(await frame.evaluate(() => document.body.classList.contains('embed')), true,
                  'body has no "embed" class inside the frame');
+    // Compact (issue #19 item 9): three recommendations at most, no tools or detail, about one
+    // screen tall at 800 px, and the way to the full planner on the same request.
+    const visibleRows = await frame.$$eval('#results tbody tr',
+      (trs) => trs.filter((tr) => getComputedStyle(tr).display !== 'none').length);
+    assert.ok(visibleRows >= 1 && visibleRows <= 3, `${visibleRows} rows in the embed`);
+    assert.equal(await frame.isVisible('#tools'), false);
+    const compact = await frame.evaluate(() => Math.ceil(document.body.getBoundingClientRect().height));
+    assert.ok(compact < 1300, `the embed is ${compact} px tall`);
+    const full = await frame.getAttribute('#embed-full', 'href');
+    assert.ok(full && !full.includes('embed=1') && full.includes(hash), full);
   });
   await host?.close();
+  // &view=result: the link's result, frozen, without the form.
+  const frozen = await context.newPage();
+  await check('e-embed-result', () => frozen, async () => {
+    const hash = new URL(await page.inputValue('#share-url')).hash;
+    await frozen.goto(`${url}?view=result${hash}`);
+    await waitReady(frozen);
+    assert.equal(await frozen.isVisible('#form'), false, 'the form is shown in view=result');
+    assert.ok(await frozen.locator('#results tbody tr').count() >= 1);
+    assert.ok(await frozen.isVisible('#embed-full'));
+  });
+  await frozen.close();
 });
 
 test('bad custom catalog shows its errors', { timeout: kTestTimeout }, () =>
