@@ -52,7 +52,11 @@ function fieldOf(path) {
 }
 
 export function showErrors(list) {
-  for (const bad of document.querySelectorAll('#form [aria-invalid="true"]')) bad.removeAttribute('aria-invalid');
+  for (const bad of document.querySelectorAll('#form [aria-invalid="true"]')) {
+    bad.removeAttribute('aria-invalid');
+    bad.removeAttribute('aria-describedby');
+  }
+  for (const old of document.querySelectorAll('#form .field-error')) old.remove();
   const all = shareError ? [{ path: 'share link', message: shareError }, ...list] : list;
   $('#errors').replaceChildren(...all.map((e) => {
     const id = fieldOf(e.path);
@@ -62,10 +66,15 @@ export function showErrors(list) {
       const box = input.closest('details');
       if (box) box.open = true;  // the advanced group opens on the field an error names
       input.setAttribute('aria-invalid', 'true');
-      input.setAttribute('aria-describedby', 'errors');
       label = `${document.querySelector(`label[for="${id}"]`)?.textContent ?? id} — `;
     }
     const hint = id === 'deadline_h' ? ` (${t('deadline_hint')})` : '';
+    if (input) {
+      // Next to the field as well (issue #19 item 11), in the words the summary uses.
+      const at = input.closest('.with-unit') ?? input;
+      at.after(el('span', { className: 'field-error', id: `error-${id}`, text: `${errorLine(e)}${hint}` }));
+      input.setAttribute('aria-describedby', `error-${id}`);
+    }
     return el('p', { text: `${label}${errorLine(e)}${hint}` });
   }));
 }

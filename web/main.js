@@ -6,7 +6,7 @@ import { initPlans, newFormState, plan } from './engine-client.js';
 import { initForm, readForm, showErrors, showRelevant, state, storedCalibration } from './form.js';
 import { catalogVersion, initCatalog, modelNames } from './catalog-loader.js';
 import { initDetail } from './detail-view.js';
-import { clearResults, drawPlan, initTable, planSent, redrawPlan, requestTraffic, setStatus } from './recommendations.js';
+import { drawPlan, initTable, markStale, planSent, redrawPlan, requestTraffic, setStatus } from './recommendations.js';
 import { applyShare, initShare, isShareHash, noteSharedVersion, postHeight, writeShareHash } from './share.js';
 import { initPreferences } from './preferences.js';
 
@@ -54,7 +54,7 @@ function schedule() {
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
     plan(null);  // and a plan still running for an older state will not be drawn
-    clearResults();
+    markStale();
     $('#request-json').textContent = '';
     showErrors([{ path: `/${err.field}`, message: err.message.slice(err.field.length + 2) }]);
     setStatus('error', '');

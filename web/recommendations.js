@@ -30,28 +30,31 @@ export function planSent(text) {
   setStatus('busy', t('busy'));
 }
 
-export function clearResults() {
-  rows = [];
-  result = null;
-  lastDraw = null;
-  renderTable($('#results tbody'), [], true, () => {});
-  renderList($('#advice'), [], String);
-  renderRejected([]);
-  renderWait($('#wait-section'), undefined);
-  closeDetail();
+// An input the engine or the form refuses keeps the last good plan on screen, marked stale,
+// rather than wiping it (issue #19 item 11); the next good plan clears the mark.
+export function markStale() {
+  document.body.dataset.stale = rows.length ? 'true' : 'false';
+  $('#stale-note').hidden = !rows.length;
 }
+
+function clearStale() {
+  document.body.dataset.stale = 'false';
+  $('#stale-note').hidden = true;
+}
+
 
 export function drawPlan(envelope, ms) {
   $('#request-json').textContent = lastRequest;
   // An open detail follows its card and count through the re-plan (issue #19 item 1).
   const open = detailShown();
   if (!envelope.ok) {
-    clearResults();
+    markStale();
     showErrors(envelope.errors);
     setStatus('error', '');
     return;
   }
   showErrors([]);
+  clearStale();
   result = envelope.result;
   lastDraw = { envelope, ms };
   // The lean plan gives each band's basis and the headroom once; every row's figures carry

@@ -36,6 +36,15 @@ export class InputError extends Error {
   constructor(field, message) { super(`${field}: ${message}`); this.field = field; }
 }
 
+// A percentage field, checked in the unit the user typed it in (issue #19 item 11: "150 %",
+// not the engine's "1.5"); answers the fraction.
+function percent(state, key, max) {
+  const v = num(state, key);
+  if (v === undefined) return undefined;
+  if (v < 0 || v > max) throw new InputError(key, `must be between 0 and ${max} %, got ${v} %`);
+  return v / 100;
+}
+
 function num(state, key) {
   const raw = String(state[key] ?? '').trim();
   if (raw === '') return undefined;
@@ -70,8 +79,8 @@ export function buildRequest(state) {
   if (waits) constraints.wait_s = waits;
   const request = { model, workload, precision: { weights: state.weights }, constraints };
   if (training) Object.assign(request, trainingTechniques(state, request.precision));
-  const headroom = num(state, 'headroom_pct');
-  if (headroom !== undefined) request.headroom = headroom / 100;
+  const headroom = percent(state, 'headroom_pct', 1000);
+  if (headroom !== undefined) request.headroom = headroom;
   if (state.framework) request.framework = state.framework;
   const serving = training ? undefined : servingOf(state);
   if (serving) request.serving = serving;
@@ -161,8 +170,8 @@ export function trafficRequest(state, request) {
     prompt_tokens: mean('prompt_p95', request.workload.prompt_tokens ?? 1024),
     output_tokens: mean('output_p95', request.workload.output_tokens ?? 256),
   };
-  const hit = num(state, 'prefix_hit');
-  if (hit !== undefined) traffic.prefix_cache_hit = hit / 100;
+  const hit = percent(state, 'prefix_hit', 100);
+  if (hit !== undefined) traffic.prefix_cache_hit = hit;
   return { ...request, traffic };
 }
 

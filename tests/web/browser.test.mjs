@@ -433,6 +433,7 @@ test('an answer for an older input is never drawn over a newer input error', { t
   await page.goto(url);
   await waitReady(page);
   const before = await planSeq(page);
+  const good = await tableRows(page);
   // Two edits in one task: the first one's plan is still running when the second fails.
   await page.evaluate(() => {
     const input = document.getElementById('seq_len');
@@ -445,8 +446,20 @@ test('an answer for an older input is never drawn over a newer input error', { t
   await page.waitForTimeout(1500);  // long enough for the 8192 plan to come back
   assert.equal(await status(page), 'error');
   assert.match(await page.locator('#errors').innerText(), /seq_len/);
-  assert.equal((await tableRows(page)).length, 0, 'rows of the older input are shown');
+  // The last good plan stays, marked stale (issue #19 item 11); the 8192 answer never replaces it.
+  assert.deepEqual(await tableRows(page), good, 'rows of the older input are shown');
+  assert.equal(await page.evaluate(() => document.body.dataset.stale), 'true');
+  assert.ok(await page.isVisible('#stale-note'));
   assert.equal(await page.getAttribute('#seq_len', 'aria-invalid'), 'true');
+  // The error sits next to its field too.
+  assert.match(await page.textContent('#error-seq_len'), /not a number|abc/);
+  // A percentage is checked in the unit it was typed in.
+  await setField(page, '#seq_len', '4096');
+  await setField(page, '#headroom_pct', '1500');
+  await page.waitForSelector('#error-headroom_pct');
+  assert.match(await page.textContent('#error-headroom_pct'), /1500 %/);
+  await setField(page, '#headroom_pct', '');
+  await page.waitForFunction(() => document.body.dataset.stale === 'false', null, { polling: 50 });
 }));
 
 test('a damaged share link keeps the defaults and says so; the skip link keeps the link',
