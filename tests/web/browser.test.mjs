@@ -1543,3 +1543,27 @@ test('a phone shows recommendations as cards, the first on the first screen', { 
   });
   await phone.close();
 });
+
+// Issue #19 item 16: on a desktop the six lines are two rows of three boxes of one height per
+// row; screenshots of both themes for a person to look at.
+test('desktop form: two rows of three, equal heights; both themes', { timeout: kTestTimeout }, () =>
+  check('u-desktop-form', () => page, async () => {
+  await page.goto(`${url}#`);
+  await waitReady(page);
+  const boxes = await page.$$eval('#form > fieldset', (fs) => fs.map((f) => {
+    const r = f.getBoundingClientRect();
+    return { top: Math.round(r.top), height: Math.round(r.height) };
+  }));
+  assert.equal(boxes.length, 6);
+  const rowsOf = [boxes.slice(0, 3), boxes.slice(3)];
+  for (const row of rowsOf) {
+    assert.equal(new Set(row.map((b) => b.top)).size, 1, JSON.stringify(row));
+    assert.equal(new Set(row.map((b) => b.height)).size, 1, JSON.stringify(row));
+  }
+  assert.ok(rowsOf[1][0].top > rowsOf[0][0].top);
+  for (const theme of ['light', 'dark']) {
+    await page.selectOption('#theme', theme);
+    await page.screenshot({ path: path.join(outDir, `u-desktop-${theme}.png`), fullPage: false });
+  }
+  await page.selectOption('#theme', 'auto');
+}));
