@@ -14,6 +14,11 @@ let rows = [];
 let result = null;
 let lastDraw = null;
 let sort = { key: null, dir: 1 };
+// The table draws the first kShown rows (a plan over the whole catalog has about a hundred, and
+// drawing them all is most of a re-plan's time on a slow machine); "Show all" draws the rest.
+// Exports, the sheet and sorting always work on every row.
+const kShown = 25;
+let showAll = false;
 
 // Only the answer for the newest plan is drawn.
 const traffic = rounds({
@@ -132,14 +137,29 @@ function followDetail(open) {
     markDetailGone();
     return;
   }
-  const button = document.querySelector(`#results tbody tr[data-gpu="${CSS.escape(row.rec.gpu)}"] button.detail`);
-  openDetail(row.rec, button, lastRequest, { focus: false });
+  const find = () => document.querySelector(`#results tbody tr[data-gpu="${CSS.escape(row.rec.gpu)}"] button.detail`);
+  if (!find()) {  // beyond the rows drawn: draw them all, so the detail keeps its row
+    showAll = true;
+    drawRows();
+  }
+  openDetail(row.rec, find(), lastRequest, { focus: false });
 }
 
 function drawRows() {
   const training = kTraining.includes(result?.request_normalized?.workload?.kind ?? state.kind);
-  renderTable($('#results tbody'), sortedRows(), training, (rec, button) => openDetail(rec, button, lastRequest),
+  // Keyboard focus on a row's Details button stays on that card's button through a redraw.
+  const focused = document.activeElement?.closest?.('#results tbody tr')?.dataset.gpu;
+  const all = sortedRows();
+  // The planner's first option stays in view whatever column the table is sorted by.
+  const shown = showAll ? all : all.filter((r, i) => i < kShown || r === rows[0]);
+  renderTable($('#results tbody'), shown, training, (rec, button) => openDetail(rec, button, lastRequest),
     rows[0]?.rec);
+  if (focused) {
+    document.querySelector(`#results tbody tr[data-gpu="${CSS.escape(focused)}"] button.detail`)?.focus();
+  }
+  const more = $('#show-all');
+  more.hidden = shown.length === all.length;
+  more.textContent = t('show_all', all.length);
 }
 
 // Back to the planner's order: a new "Rank by" is read in the engine's ranking, not under a
@@ -150,6 +170,10 @@ function resetSort() {
 }
 
 export function initTable() {
+  $('#show-all').addEventListener('click', () => {
+    showAll = true;
+    drawRows();
+  });
   $('#objective').addEventListener('change', () => {
     resetSort();
     drawRows();

@@ -1561,6 +1561,16 @@ test('desktop form: two rows of three, equal heights; both themes', { timeout: k
     assert.equal(new Set(row.map((b) => b.height)).size, 1, JSON.stringify(row));
   }
   assert.ok(rowsOf[1][0].top > rowsOf[0][0].top);
+  // A plan over the whole catalog draws its first 25 options; "Show all" draws every one the
+  // engine gave (issue #18: drawing a hundred rows was most of a re-plan).
+  const total = cliPlan(await requestText(page)).recommendations.length;
+  if (total > 25) {
+    assert.equal((await tableRows(page)).length, 25);
+    assert.match(await page.textContent('#show-all'), new RegExp(String(total)));
+    await page.click('#show-all');
+    assert.equal((await tableRows(page)).length, total);
+    assert.equal(await page.isHidden('#show-all'), true);
+  }
   for (const theme of ['light', 'dark']) {
     await page.selectOption('#theme', theme);
     await page.screenshot({ path: path.join(outDir, `u-desktop-${theme}.png`), fullPage: false });
