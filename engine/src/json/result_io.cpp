@@ -437,7 +437,9 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan, const std::stri
   Json band_basis = Json::object();
   for (const PlanChoice& c : plan.recommendations) {
     const Request& q = c.request;
-    const Estimate e = EstimateSetup(q, /*with_levers=*/false);  // the plan already chose
+    // The plan already chose (no levers); a lean row carries no formulas.
+    const Estimate e =
+        EstimateSetup(q, /*with_levers=*/false, full ? Description::kFull : Description::kNotes);
     const Parallel& p = q.parallel;
     recs.push_back(
         {{"gpu", q.gpu.id},

@@ -77,7 +77,7 @@ double HostRam(const Request& r, const Estimate& e, Estimate* out) {
   const double data = r.host.dataset_bytes * 2.0 * 1.2;
   const double offloaded = e.memory.offloaded_bytes_per_gpu * per_node;
   const double total = std::max(rule, data) + offloaded;
-  if (!out->describe) return total;
+  if (!out->with_explain) return total;
   out->explain["/memory/host_ram_bytes"] = {
       "max(rule of thumb, dataset x 2 expansion x 1.2 system overhead) + offloaded state of the "
       "node's GPUs",
@@ -124,17 +124,19 @@ FitCheck CheckFit(const Request& r, const ParamCounts& c) {
   return f;
 }
 
-Estimate EstimateSetup(const Request& r, bool with_levers, bool describe) {
-  if (NeedsEngineDefaults(r)) return EstimateSetup(WithEngineDefaults(r), with_levers, describe);
+Estimate EstimateSetup(const Request& r, bool with_levers, Description description) {
+  if (NeedsEngineDefaults(r)) return EstimateSetup(WithEngineDefaults(r), with_levers, description);
   Estimate e;
+  const bool describe = description != Description::kFigures;
   e.describe = describe;
+  e.with_explain = description == Description::kFull;
   e.params = CountParams(r.model);
   e.infeasible = CheckLayout(r.model, r.parallel);
   if (auto card = CardProblem(r, r.gpu))
     e.infeasible.insert(e.infeasible.begin(), std::move(*card));
   const std::string problem = LayoutProblem(StackOf(r), r.parallel);
   if (!problem.empty()) e.infeasible.push_back(Note{"framework_layout", {}, problem, "/parallel"});
-  e.memory = MemoryOf(r, e.params, describe);
+  e.memory = MemoryOf(r, e.params, e.with_explain);
   e.capacity_bytes = r.gpu.CapacityBytes();
   e.total_bytes = e.memory.per_gpu.Total();
   e.total_with_headroom_bytes = e.total_bytes * (1 + r.headroom);
@@ -156,7 +158,7 @@ Estimate EstimateSetup(const Request& r, bool with_levers, bool describe) {
   if (describe) {
     AddWarnings(r, e.params, &e);
     for (const auto& w : e.memory.warnings) e.warnings.push_back(w);
-    ExplainMemory(r, e.params, &e);
+    if (e.with_explain) ExplainMemory(r, e.params, &e);
   }
   e.host_ram_bytes = HostRam(r, e, &e);
   if (r.host.ram_bytes_per_node > 0 && e.host_ram_bytes > r.host.ram_bytes_per_node) {

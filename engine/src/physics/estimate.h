@@ -84,6 +84,9 @@ struct Estimate {
   /// bands, warnings or memory detail, and serving's engine_concurrency only where the
   /// figures need it (offline). Set by EstimateSetup.
   bool describe = true;
+  /// false: no explain (formulas and inputs) and no memory detail; warnings and bands stay
+  /// while `describe` holds (a lean plan's rows). Set by EstimateSetup.
+  bool with_explain = true;
   ParamCounts params;
   MemoryResult memory;
   double capacity_bytes = 0;
@@ -124,8 +127,16 @@ FitCheck CheckFit(const Request& r, const ParamCounts& c);
 std::optional<Note> CardProblem(const Request& r, const GpuSpec& g);
 
 /// Evaluates one validated request. Pure: no I/O, no clock. `with_levers` also evaluates
-/// each memory-saving lever on its own (MISSION M8); `describe` false leaves out what only a
-/// reader needs (Estimate::describe).
-Estimate EstimateSetup(const Request& r, bool with_levers = true, bool describe = true);
+/// each memory-saving lever on its own (MISSION M8); `description` leaves out what only a
+/// reader needs (Estimate::describe, Estimate::with_explain).
+/// How much an estimate says beside its figures.
+enum class Description {
+  kFigures,  ///< the figures only: a search's thousands of candidates
+  kNotes,    ///< and warnings, infeasibility and bands: a lean plan's rows
+  kFull,     ///< and every figure's formula and inputs, the memory detail: `estimate`
+};
+
+Estimate EstimateSetup(const Request& r, bool with_levers = true,
+                       Description description = Description::kFull);
 
 }  // namespace gpuplan

@@ -18,16 +18,18 @@ void AddPower(const Request& r, Estimate* e) {
   p.total_watts = per_gpu * D(r.parallel.gpus);
   p.nodes = (r.parallel.gpus + g.gpus_per_node - 1) / g.gpus_per_node;
   if (!e->describe) return;
-  const std::vector<std::string> overhead = {
-      "servers draw 0.8x their GPU boards again for CPUs, memory, NICs and fans (DGX H100: "
-      "10.2 kW for 5.6 kW of GPUs)"};
-  e->explain["/power/gpu_watts"] = {
-      "the card's board power", {{"board_power_w", g.board_power_w}}, {}};
-  e->explain["/power/node_watts"] = {"board power x 1.8 x GPUs in one node",
-                                     {{"gpus_in_node", D(e->gpus_per_node_used)}},
-                                     overhead};
-  e->explain["/power/total_watts"] = {
-      "board power x 1.8 x GPUs of the job", {{"gpus", D(r.parallel.gpus)}}, overhead};
+  if (e->with_explain) {
+    const std::vector<std::string> overhead = {
+        "servers draw 0.8x their GPU boards again for CPUs, memory, NICs and fans (DGX H100: "
+        "10.2 kW for 5.6 kW of GPUs)"};
+    e->explain["/power/gpu_watts"] = {
+        "the card's board power", {{"board_power_w", g.board_power_w}}, {}};
+    e->explain["/power/node_watts"] = {"board power x 1.8 x GPUs in one node",
+                                       {{"gpus_in_node", D(e->gpus_per_node_used)}},
+                                       overhead};
+    e->explain["/power/total_watts"] = {
+        "board power x 1.8 x GPUs of the job", {{"gpus", D(r.parallel.gpus)}}, overhead};
+  }
   const Constraints& site = r.constraints;
   // Seed 003: a site that cannot feed or cool a card makes it throttle.
   if (site.node_power_w > 0 && p.node_watts > site.node_power_w) {
@@ -72,7 +74,7 @@ void AddCost(const Request& r, Estimate* e) {
     tokens_per_s = e->serving.at_request.decode_tokens_per_s_total;
   }
   c.usd_per_million_tokens = tokens_per_s > 0 ? c.usd_per_hour / (tokens_per_s * 3600) * 1e6 : -1;
-  if (!e->describe) return;
+  if (!e->with_explain) return;
   e->explain["/cost/usd_per_hour"] = {
       "price per GPU-hour x gpus",
       {{"usd_per_gpu_hour", price}},

@@ -233,7 +233,7 @@ void AddServing(const Request& r, Estimate* e) {
                                          std::to_string(asked),
                                "/workload/concurrency"});
   }
-  if (e->describe) ExplainServing(r, full > 0 ? at(full).prefill_compute_s : 0, e);
+  if (e->with_explain) ExplainServing(r, full > 0 ? at(full).prefill_compute_s : 0, e);
 }
 
 }  // namespace gpuplan

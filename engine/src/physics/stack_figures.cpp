@@ -114,7 +114,7 @@ void AddFramework(const Request& r, Estimate* e) {
   FrameworkEstimate& fe = e->framework;
   fe.id = f.id;
   fe.name = f.name;
-  if (e->describe) {
+  if (e->with_explain) {
     e->explain["/framework/name"] = {
         std::string(f.name) + "'s documented defaults", {}, f.Sources()};
   }
@@ -135,7 +135,7 @@ void AddFramework(const Request& r, Estimate* e) {
     fe.kv_pool_tokens = std::floor(fe.kv_pool_bytes / kv_token);
     fe.kv_pool_sequences = std::floor(fe.kv_pool_bytes / per_sequence);
   }
-  if (e->describe) ExplainFramework(r, engine, d, kv_token, e);
+  if (e->with_explain) ExplainFramework(r, engine, d, kv_token, e);
   if (e->infeasible.empty() && b.kv_cache > fe.kv_pool_bytes) {
     e->fits = false;
     e->infeasible.push_back(Note{"exceeds_engine_kv_pool",

@@ -15,7 +15,7 @@ void AddTraining(const Request& r, Estimate* e) {
   safe.parallel = SafeLayout(r.parallel);
   const TrainingPerf& t = e->training = EstimateTraining(safe, e->params);
   const ReliabilityEstimate& rel = e->reliability = EstimateReliability(safe, e->params, t);
-  if (!e->describe) return;
+  if (!e->with_explain) return;
   e->explain["/reliability/checkpoint_bytes"] = {
       "trainable weights + fp32 master copy + optimizer moments (LoRA/QLoRA: the adapters only)",
       {},

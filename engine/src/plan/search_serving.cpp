@@ -68,7 +68,7 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
       Track(&cs, one, f, tp);
       if (!f.fits) continue;
       cs.fit_any = true;
-      const Estimate e = EstimateSetup(q, /*with_levers=*/false, /*describe=*/false);
+      const Estimate e = EstimateSetup(q, /*with_levers=*/false, Description::kFigures);
       cs.evaluated += 20;  // the concurrency search
       const int64_t per_replica = e.serving.max_concurrency;
       if (per_replica == 0) {
@@ -93,7 +93,7 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
       }
       Request sized = q;
       sized.workload.SetConcurrency((wanted + replicas - 1) / replicas);  // per replica
-      const Estimate at = EstimateSetup(sized, false, /*describe=*/false);
+      const Estimate at = EstimateSetup(sized, false, Description::kFigures);
       // Online, the requested users consume tokens at the pace they are served, and no faster
       // than the TPOT target asks for: a card that decodes faster than that serves the same
       // demand, so what a deployment costs per token it delivers is its price per hour.
