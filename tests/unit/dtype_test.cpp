@@ -11,8 +11,12 @@ namespace gpuplan {
 namespace {
 
 TEST(Dtype, NamesRoundTrip) {
-  for (const char* n : {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq_int4",
-                        "awq_int4", "gguf_q4_k_m", "gguf_q8_0"}) {
+  for (const char* n : {"fp32",         "tf32",         "bf16",           "fp16",
+                        "fp8",          "int8",         "int4",           "nf4",
+                        "gptq_int4",    "awq_int4",     "gguf_q4_k_m",    "gguf_q8_0",
+                        "gguf_q4_1",    "gguf_q5_0",    "gguf_q5_1",      "gguf_iq4_xs",
+                        "gguf_iq3_xxs", "mxfp4",        "mxfp4_experts",  "nvfp4",
+                        "mxfp8",        "fp8_block128", "autoround_int4", "exl2"}) {
     const auto f = ParseWeightFormat(n);
     ASSERT_TRUE(f.has_value()) << n;
     EXPECT_EQ(Name(*f), n);
@@ -67,6 +71,63 @@ TEST(Gguf, Q4KMPromotesHalfOfAttnVAndFfnDown) {
   EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ3KM, GgufTensor::kAttnQK, 40, big), 3.4375);
   EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ3KM, GgufTensor::kAttnOut, 40, big), 4.5);
   EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ3KM, GgufTensor::kFfnDown, 4, big), 5.5);
+}
+
+TEST(Dtype, BlockScaledFloats) {
+  // OCP Microscaling Formats (MX) v1.0: blocks of k = 32 elements share one 8-bit E8M0 scale.
+  // MXFP4 (E2M1): (32 x 4 + 8) / 32 = 4.25 bits; MXFP8 (E4M3): (32 x 8 + 8) / 32 = 8.25 bits.
+  EXPECT_DOUBLE_EQ(Bits(WeightFormat::kMxfp4, {}).bits_per_weight, 4.25);
+  EXPECT_DOUBLE_EQ(Bits(WeightFormat::kMxfp8, {}).bits_per_weight, 8.25);
+  // NVFP4: blocks of 16 E2M1 elements with one FP8 E4M3 scale: (16 x 4 + 8) / 16 = 4.5 bits;
+  // the one fp32 scale per tensor adds 32 bits to millions of weights (left out).
+  EXPECT_DOUBLE_EQ(Bits(WeightFormat::kNvfp4, {}).bits_per_weight, 4.5);
+  // DeepSeek-V3's fp8: one fp32 scale per 128 x 128 = 16384 weights: 8 + 32/16384 bits.
+  EXPECT_DOUBLE_EQ(Bits(WeightFormat::kFp8Block128, {}).bits_per_weight, 8.001953125);
+  // gpt-oss: experts at MXFP4's 4.25, the rest 16; embeddings and head 16 in all of them.
+  const FormatBits oss = Bits(WeightFormat::kMxfp4Experts, {});
+  EXPECT_DOUBLE_EQ(oss.bits_per_weight, 16);
+  EXPECT_DOUBLE_EQ(oss.expert_bits, 4.25);
+  EXPECT_TRUE(Bits(WeightFormat::kNvfp4, {}).embeddings_16bit);
+  EXPECT_TRUE(IsFp4(WeightFormat::kNvfp4));
+  EXPECT_TRUE(IsFp8(WeightFormat::kMxfp8));
+  EXPECT_FALSE(IsFp4(WeightFormat::kMxfp8));
+}
+
+TEST(Dtype, Exl2AndAutoRound) {
+  // ExLlamaV2: the checkpoint's average bits as given, the head at convert.py's -hb 6.
+  QuantOptions q;
+  q.bits_per_weight = 3.5;
+  const FormatBits exl2 = Bits(WeightFormat::kExl2, q);
+  EXPECT_DOUBLE_EQ(exl2.bits_per_weight, 3.5);
+  EXPECT_DOUBLE_EQ(exl2.lm_head_bits, 6);
+  EXPECT_DOUBLE_EQ(exl2.embedding_bits, 16);
+  // AutoRound exports GPTQ's packing: 4 + 20/128 = 4.15625 bits at group 128.
+  EXPECT_DOUBLE_EQ(Bits(WeightFormat::kAutoRoundInt4, {128, true}).bits_per_weight, 4.15625);
+  EXPECT_TRUE(IsFourBit(WeightFormat::kAutoRoundInt4));
+}
+
+TEST(Gguf, LegacyAndIQuantBlocks) {
+  const GgufModel m{32, true, false};
+  // block_q4_1: fp16 d and m (4 B) + 16 B of nibbles = 20 B / 32 = 5 bits; block_q5_0: d (2)
+  // + qh[4] + qs[16] = 22 B = 5.5 bits; block_q5_1: d, m + qh[4] + qs[16] = 24 B = 6 bits.
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ4_1, GgufTensor::kFfnDown, 0, m), 5.0);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ5_0, GgufTensor::kAttnV, 0, m), 5.5);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ5_1, GgufTensor::kAttnQK, 0, m), 6.0);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufQ5_1, GgufTensor::kOutput, 0, m), 6.5625);
+  // block_iq4_xs: d (2) + scales_h (2) + scales_l[4] + qs[128] = 136 B / 256 = 4.25 bits;
+  // attn_v Q5_K (5.5) under GQA of 4 or more, IQ4_XS otherwise; output Q6_K.
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufIq4Xs, GgufTensor::kFfnUpGate, 3, m), 4.25);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufIq4Xs, GgufTensor::kAttnV, 3, m), 5.5);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufIq4Xs, GgufTensor::kAttnV, 3, {32, false, false}),
+                   4.25);
+  // block_iq3_xxs: d (2) + qs[96] = 98 B / 256 = 3.0625 bits; q/k IQ2_S (82 B: 2.5625),
+  // attn_output and token_embd IQ3_S (110 B: 3.4375), output Q5_K (5.5), attn_v Q4_K (4.5).
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufIq3Xxs, GgufTensor::kFfnDown, 0, m), 3.0625);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufIq3Xxs, GgufTensor::kAttnQK, 0, m), 2.5625);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufIq3Xxs, GgufTensor::kAttnOut, 0, m), 3.4375);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufIq3Xxs, GgufTensor::kTokenEmbd, 0, m), 3.4375);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufIq3Xxs, GgufTensor::kOutput, 0, m), 5.5);
+  EXPECT_DOUBLE_EQ(GgufBits(WeightFormat::kGgufIq3Xxs, GgufTensor::kAttnV, 0, m), 4.5);
 }
 
 TEST(Dtype, PlainFormats) {

@@ -696,6 +696,61 @@ std::string CheckpointKvCache(const Json& config) {
   return "";
 }
 
+// The weights format a checkpoint's quantization_config declares (transformers' quant_method):
+// GPTQ, AWQ and AutoRound with their bits and group_size; gpt-oss's MXFP4 (its
+// modules_to_not_convert keeps attention, router, embeddings and lm_head in bf16, so only the
+// experts are MXFP4 when self_attn is listed); DeepSeek's fp8 with weight_block_size
+// [128, 128].
+void CheckpointWeights(const Json& config, ModelSpec* m) {
+  const auto q = config.find("quantization_config");
+  if (q == config.end() || !q->is_object()) return;
+  const auto str = [&](const char* key) {
+    const auto it = q->find(key);
+    return it != q->end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const auto num = [&](const char* key) {
+    const auto it = q->find(key);
+    return it != q->end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  const std::string method = str("quant_method");
+  if (method == "gptq" || method == "awq" || method == "auto-round" || method == "autoround" ||
+      method == "intel/auto-round") {
+    const double bits = num("bits");
+    const double group = num("group_size");
+    if (bits != 0 && bits != 4) {
+      m->checkpoint_quant_unmodelled = method + " at " + std::to_string(static_cast<int>(bits)) +
+                                       " bits (only 4-bit GPTQ/AWQ/AutoRound are modelled)";
+      return;
+    }
+    m->checkpoint_weights = method == "gptq"  ? "gptq_int4"
+                            : method == "awq" ? "awq_int4"
+                                              : "autoround_int4";
+    // group_size -1 (GPTQ's per-channel) and anything out of the contract's range keep 128.
+    if (group >= 8 && group <= (1 << 16)) m->checkpoint_group_size = static_cast<int>(group);
+    return;
+  }
+  if (method == "mxfp4") {
+    bool attention_16bit = false;
+    const auto keep = q->find("modules_to_not_convert");
+    if (keep != q->end() && keep->is_array()) {
+      for (const Json& k : *keep) {
+        if (k.is_string() && k.get<std::string>().find("attn") != std::string::npos) {
+          attention_16bit = true;
+        }
+      }
+    }
+    m->checkpoint_weights = attention_16bit && m->IsMoe() ? "mxfp4_experts" : "mxfp4";
+    return;
+  }
+  if (method == "fp8") {
+    const auto block = q->find("weight_block_size");
+    if (block != q->end() && block->is_array() && block->size() == 2 && (*block)[0] == 128 &&
+        (*block)[1] == 128) {
+      m->checkpoint_weights = "fp8_block128";
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string& path,
@@ -749,6 +804,7 @@ std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string
           .value_or(0);
   ReadMoe(r, &m);
   m.checkpoint_kv_cache = CheckpointKvCache(config);
+  CheckpointWeights(config, &m);
   if (r.failed()) return std::nullopt;
   if (!IsConsistent(m, base, ctx)) return std::nullopt;
   if (!SizeIsSane(m, path, ctx)) return std::nullopt;

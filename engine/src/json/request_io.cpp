@@ -294,16 +294,36 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   Json& norm = out->normalized["precision"];
   Fields r(v, "/precision", ctx, &norm);
   const bool qlora = req.workload.kind == WorkloadKind::kQlora;
+  // A pasted checkpoint whose quantization_config declares its format sets the default for
+  // serving and adapters (QLoRA keeps nf4 unless the checkpoint is a 4-bit one); full training
+  // starts from 16-bit weights. An explicit weights wins.
+  const std::string& stored = req.model.checkpoint_weights;
+  const bool full_training = req.workload.kind == WorkloadKind::kPretrain ||
+                             req.workload.kind == WorkloadKind::kFullFinetune;
+  const bool stored_fits =
+      !stored.empty() && !full_training &&
+      (!qlora || IsFourBit(ParseWeightFormat(stored).value_or(WeightFormat::kBf16)));
   const std::string weights =
-      r.EnumOr("weights", qlora ? "nf4" : "bf16",
-               {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq_int4",
-                "awq_int4", "gguf_q4_k_m", "gguf_q8_0", "gguf_q2_k", "gguf_q3_k_m", "gguf_q5_k_m",
-                "gguf_q6_k", "gguf_iq2_xs", "gguf_q4_0"});
+      r.EnumOr("weights", stored_fits ? stored : (qlora ? "nf4" : "bf16"),
+               {"fp32",        "tf32",        "bf16",         "fp16",           "fp8",
+                "int8",        "int4",        "nf4",          "gptq_int4",      "awq_int4",
+                "gguf_q4_k_m", "gguf_q8_0",   "gguf_q2_k",    "gguf_q3_k_m",    "gguf_q5_k_m",
+                "gguf_q6_k",   "gguf_iq2_xs", "gguf_q4_0",    "gguf_q4_1",      "gguf_q5_0",
+                "gguf_q5_1",   "gguf_iq4_xs", "gguf_iq3_xxs", "mxfp4",          "mxfp4_experts",
+                "nvfp4",       "mxfp8",       "fp8_block128", "autoround_int4", "exl2"});
   req.precision.weights = ParseWeightFormat(weights).value_or(WeightFormat::kBf16);
+  if (!req.model.checkpoint_quant_unmodelled.empty() && !r.Has("weights") && !full_training) {
+    out->warnings.push_back(Note{"checkpoint_quantization_not_modelled",
+                                 {},
+                                 "the config's quantization_config (" +
+                                     req.model.checkpoint_quant_unmodelled +
+                                     ") is not modelled: the weights are taken as " + weights});
+  }
   const WeightFormat wf = req.precision.weights;
   if (qlora && !IsFourBit(wf)) {
     ctx.Error("invalid_combination", "/precision/weights",
-              "qlora needs a 4-bit base (nf4, int4, gptq_int4, awq_int4), got " + weights);
+              "qlora needs a 4-bit base (nf4, int4, gptq_int4, awq_int4, autoround_int4), got " +
+                  weights);
   }
   const bool full = req.workload.kind == WorkloadKind::kPretrain ||
                     req.workload.kind == WorkloadKind::kFullFinetune;
@@ -332,15 +352,28 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
         Note{"master_copy_redundant", {}, "fp32 weights are their own master copy"});
     req.precision.master = MasterWeights::kNone;
   }
-  const bool grouped = wf == WeightFormat::kInt4 || wf == WeightFormat::kNf4 ||
-                       wf == WeightFormat::kGptqInt4 || wf == WeightFormat::kAwqInt4;
+  const bool grouped = IsFourBit(wf);
   if (grouped) {
+    const int stored_group = wf == ParseWeightFormat(stored) ? req.model.checkpoint_group_size : 0;
+    const int group_default = stored_group > 0 ? stored_group : wf == WeightFormat::kNf4 ? 64 : 128;
     req.precision.quant.group_size =
-        static_cast<int>(r.IntOr("group_size", wf == WeightFormat::kNf4 ? 64 : 128, 8, 1 << 16));
+        static_cast<int>(r.IntOr("group_size", group_default, 8, 1 << 16));
   } else if (r.Has("group_size")) {
     r.Int("group_size", 8, 1 << 16);
     out->warnings.push_back(
         Unused("/precision/group_size", "applies to the group-quantised 4-bit formats only"));
+  }
+  // ExLlamaV2 checkpoints are made at a chosen average (convert.py -b): the request says which.
+  if (wf == WeightFormat::kExl2) {
+    const std::optional<double> bpw = r.Number("bits_per_weight", 2.0, 8.0);
+    if (!r.Has("bits_per_weight")) {
+      ctx.Error("missing_field", "/precision/bits_per_weight",
+                "is required for exl2 weights (the checkpoint's average bits, 2.0-8.0)");
+    }
+    req.precision.quant.bits_per_weight = bpw.value_or(4);
+  } else if (r.Has("bits_per_weight")) {
+    r.Number("bits_per_weight", 2.0, 8.0);
+    out->warnings.push_back(Unused("/precision/bits_per_weight", "applies to exl2 only"));
   }
   if (wf == WeightFormat::kNf4) {
     req.precision.quant.double_quant = r.BoolOr("double_quant", true);

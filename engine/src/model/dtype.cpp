@@ -9,7 +9,7 @@
 namespace gpuplan {
 namespace {
 
-constexpr std::array<std::pair<WeightFormat, std::string_view>, 18> kWeightNames{{
+constexpr std::array<std::pair<WeightFormat, std::string_view>, 30> kWeightNames{{
     {WeightFormat::kFp32, "fp32"},
     {WeightFormat::kTf32, "tf32"},
     {WeightFormat::kBf16, "bf16"},
@@ -28,6 +28,18 @@ constexpr std::array<std::pair<WeightFormat, std::string_view>, 18> kWeightNames
     {WeightFormat::kGgufQ6K, "gguf_q6_k"},
     {WeightFormat::kGgufIq2Xs, "gguf_iq2_xs"},
     {WeightFormat::kGgufQ4_0, "gguf_q4_0"},
+    {WeightFormat::kGgufQ4_1, "gguf_q4_1"},
+    {WeightFormat::kGgufQ5_0, "gguf_q5_0"},
+    {WeightFormat::kGgufQ5_1, "gguf_q5_1"},
+    {WeightFormat::kGgufIq4Xs, "gguf_iq4_xs"},
+    {WeightFormat::kGgufIq3Xxs, "gguf_iq3_xxs"},
+    {WeightFormat::kMxfp4, "mxfp4"},
+    {WeightFormat::kMxfp4Experts, "mxfp4_experts"},
+    {WeightFormat::kNvfp4, "nvfp4"},
+    {WeightFormat::kMxfp8, "mxfp8"},
+    {WeightFormat::kFp8Block128, "fp8_block128"},
+    {WeightFormat::kAutoRoundInt4, "autoround_int4"},
+    {WeightFormat::kExl2, "exl2"},
 }};
 
 constexpr std::array<std::pair<KvFormat, std::string_view>, 5> kKvNames{{
@@ -77,10 +89,14 @@ double BytesPerElement(WeightFormat f) {
     case WeightFormat::kFp16:
       return 2;
     case WeightFormat::kFp8:
+    case WeightFormat::kMxfp8:
+    case WeightFormat::kFp8Block128:
     case WeightFormat::kInt8:
     case WeightFormat::kGgufQ8_0:
     case WeightFormat::kGgufQ6K:
     case WeightFormat::kGgufQ5KM:
+    case WeightFormat::kGgufQ5_0:
+    case WeightFormat::kGgufQ5_1:
       return 1;
     default:
       return 0.5;
@@ -129,7 +145,9 @@ FormatBits Bits(WeightFormat f, const QuantOptions& q) {
       break;
     }
     case WeightFormat::kGptqInt4:
-    case WeightFormat::kAwqInt4: {
+    case WeightFormat::kAwqInt4:
+    case WeightFormat::kAutoRoundInt4: {
+      // (AutoRound exports in GPTQ's packing: the same scales and zeros.)
       // One fp16 scale and one packed 4-bit zero point per group (default 128):
       // 4 + (16 + 4)/128 = 4.156 bits.
       const double g = q.group_size > 0 ? q.group_size : 128;
@@ -143,6 +161,41 @@ FormatBits Bits(WeightFormat f, const QuantOptions& q) {
       b.bits_per_weight = 4 + 32 / g;
       break;
     }
+    case WeightFormat::kMxfp4:
+      // OCP MX v1.0: a block of 32 FP4 (E2M1) elements shares one 8-bit E8M0 scale:
+      // (32 x 4 + 8) / 32 = 4.25 bits. Embeddings and lm_head stay in bf16 (the checkpoints'
+      // modules_to_not_convert).
+      b.bits_per_weight = 4 + 8.0 / 32;
+      break;
+    case WeightFormat::kMxfp4Experts:
+      // gpt-oss: only the routed experts are MXFP4 (4.25 bits); attention, router, embeddings
+      // and lm_head stay bf16 (its quantization_config's modules_to_not_convert).
+      b.bits_per_weight = 16;
+      b.expert_bits = 4 + 8.0 / 32;
+      break;
+    case WeightFormat::kNvfp4:
+      // NVFP4: a block of 16 FP4 (E2M1) elements shares one FP8 (E4M3) scale: (16 x 4 + 8) / 16
+      // = 4.5 bits, plus one fp32 scale per tensor (32 bits over millions of weights: left out).
+      b.bits_per_weight = 4 + 8.0 / 16;
+      break;
+    case WeightFormat::kMxfp8:
+      // OCP MX: 32 FP8 (E4M3) elements and one E8M0 scale: (32 x 8 + 8) / 32 = 8.25 bits.
+      b.bits_per_weight = 8 + 8.0 / 32;
+      break;
+    case WeightFormat::kFp8Block128:
+      // DeepSeek-V3 (weight_block_size [128, 128]): one fp32 scale_inv per 128 x 128 block:
+      // 8 + 32 / 16384 = 8.001953125 bits.
+      b.bits_per_weight = 8 + 32.0 / (128 * 128);
+      break;
+    case WeightFormat::kExl2:
+      // ExLlamaV2's bits per weight is the measured average over the quantised linears, scales
+      // included; convert.py quantises the head at 6 bits (-hb default) and keeps the embedding
+      // table in 16 bits.
+      b.bits_per_weight = q.bits_per_weight > 0 ? q.bits_per_weight : 4;
+      b.embeddings_16bit = false;
+      b.embedding_bits = 16;
+      b.lm_head_bits = 6;
+      break;
     default: {
       // GGUF: every tensor, embeddings and output included, is quantised; the per-tensor
       // mixture is in gguf.cpp. Here the body's type for the round-number views.
@@ -164,7 +217,15 @@ bool IsFloatTrainable(WeightFormat f) {
 
 bool IsFourBit(WeightFormat f) {
   return f == WeightFormat::kInt4 || f == WeightFormat::kNf4 || f == WeightFormat::kGptqInt4 ||
-         f == WeightFormat::kAwqInt4;
+         f == WeightFormat::kAwqInt4 || f == WeightFormat::kAutoRoundInt4;
+}
+
+bool IsFp4(WeightFormat f) {
+  return f == WeightFormat::kMxfp4 || f == WeightFormat::kMxfp4Experts || f == WeightFormat::kNvfp4;
+}
+
+bool IsFp8(WeightFormat f) {
+  return f == WeightFormat::kFp8 || f == WeightFormat::kMxfp8 || f == WeightFormat::kFp8Block128;
 }
 
 }  // namespace gpuplan

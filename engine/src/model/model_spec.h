@@ -73,6 +73,13 @@ struct ModelSpec {
   /// The KV cache type the checkpoint's quantisation config asks for ("fp8", "int8"; "" =
   /// none): precision.kv_cache's default.
   std::string checkpoint_kv_cache;
+  /// The weights format a pasted config's quantization_config declares ("gptq_int4",
+  /// "awq_int4", "autoround_int4", "mxfp4", "mxfp4_experts", "fp8_block128"; "" = none) and
+  /// its group size (0 = the format's default): precision.weights' and group_size's defaults.
+  std::string checkpoint_weights;
+  int checkpoint_group_size = 0;
+  /// A quantization_config the engine read but cannot model (e.g. 3-bit GPTQ), in words.
+  std::string checkpoint_quant_unmodelled;
   int64_t sliding_window = 0;  ///< attention window of local layers, 0 when none
   /// With a window: layer i attends globally when (i + 1) % sliding_pattern == 0 (Gemma 2: 2,
   /// Gemma 3: 6, Llama 4: 4); 1 = every layer is local (Mistral v0.1).

@@ -56,7 +56,8 @@ void ExplainParameterParts(const Request& r, const ParamCounts& c, const Estimat
        {"pp", D(p.pp)},
        {"ep", D(p.ep)},
        {"zero", D(p.zero)}},
-      {"bitsandbytes, GPTQ, AWQ and fp8 formats keep embeddings, lm_head and norms in 16 bits",
+      {"bitsandbytes, GPTQ, AWQ, fp8, MX and NVFP4 formats keep embeddings, lm_head and norms in "
+       "16 bits (mxfp4_experts: only the routed experts are MXFP4)",
        "GGUF Q4_K_M: Q4_K body, Q6_K lm_head, Q6_K attn_v/ffn_down on llama.cpp's use_more_bits "
        "layers"}};
   x[base + "gradients"] = {

@@ -183,7 +183,8 @@ double WeightBytes(const Stage& s, const Detail& d) {
   const GpuParams& g = s.params;
   // Norms and biases: fp32 in GGUF files and fp32 models, else the 16-bit compute type.
   const double other_bytes = (s.fp32_model || s.kbit_upcast || gguf) ? 4 : 2;
-  const double linear = gguf ? GgufLinearBytes(s) : (g.linear + g.expert) * s.linear_bits / 8;
+  const double linear =
+      gguf ? GgufLinearBytes(s) : g.linear * s.linear_bits / 8 + g.expert * s.expert_bits / 8;
   // An untied input table an engine keeps in host memory is not on the GPU.
   const bool table_on_host = !s.full_training && s.in.workload.kind == WorkloadKind::kInference &&
                              s.in.serving.input_embedding_on_host && !s.in.model.tied_embeddings;

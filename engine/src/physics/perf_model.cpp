@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "core/units.h"
 #include "physics/memory_model.h"
@@ -14,26 +15,6 @@ namespace gpuplan {
 namespace {
 
 double D(int64_t v) { return static_cast<double>(v); }
-
-// The dense peak the matmuls of a workload run at: the weights' compute type, falling back to
-// the card's best 16-bit units when it has no units for it (a warning says so).
-double MatmulPeak(const GpuSpec& g, WeightFormat w, bool training) {
-  const double half = g.bf16_flops > 0 ? g.bf16_flops : g.fp16_flops;
-  switch (w) {
-    case WeightFormat::kFp32:
-      return g.fp32_flops > 0 ? g.fp32_flops : half / 8;
-    case WeightFormat::kTf32:
-      return g.tf32_flops > 0 ? g.tf32_flops : (g.fp32_flops > 0 ? g.fp32_flops : half / 8);
-    case WeightFormat::kFp16:
-      return g.fp16_flops > 0 ? g.fp16_flops : half;
-    case WeightFormat::kFp8:
-      return g.fp8_flops > 0 ? g.fp8_flops : half;
-    default:
-      // Training on quantised bases and weight-only quantised serving compute in 16 bits.
-      (void)training;
-      return half;
-  }
-}
 
 double Bf16Peak(const GpuSpec& g) { return g.bf16_flops > 0 ? g.bf16_flops : g.fp16_flops; }
 
@@ -89,6 +70,39 @@ double EpBandwidth(const GpuSpec& g, const Parallel& p) {
 }
 
 }  // namespace
+
+double MatmulPeak(const GpuSpec& g, WeightFormat w, bool training) {
+  const double half = g.bf16_flops > 0 ? g.bf16_flops : g.fp16_flops;
+  switch (w) {
+    case WeightFormat::kFp32:
+      return g.fp32_flops > 0 ? g.fp32_flops : half / 8;
+    case WeightFormat::kTf32:
+      return g.tf32_flops > 0 ? g.tf32_flops : (g.fp32_flops > 0 ? g.fp32_flops : half / 8);
+    case WeightFormat::kFp16:
+      return g.fp16_flops > 0 ? g.fp16_flops : half;
+    case WeightFormat::kFp8:
+    case WeightFormat::kMxfp8:
+    case WeightFormat::kFp8Block128:
+      // MXFP8 and DeepSeek's 128 x 128 block scales run on the FP8 units (Blackwell's
+      // block-scaled MMA, Hopper's FP8 GEMMs with the scales applied per block).
+      return g.fp8_flops > 0 ? g.fp8_flops : half;
+    case WeightFormat::kMxfp4:
+    case WeightFormat::kMxfp4Experts:
+    case WeightFormat::kNvfp4: {
+      // FP4 tensor cores only where the card lists the block format (catalog block_scaled);
+      // elsewhere the kernels dequantise to 16 bits (weight-only, like the int4 formats).
+      const std::string_view want = w == WeightFormat::kNvfp4 ? "nvfp4" : "mxfp4";
+      const bool native =
+          std::find(g.block_scaled.begin(), g.block_scaled.end(), want) != g.block_scaled.end();
+      // A LoRA step through a frozen FP4 base dequantises it (PEFT, Unsloth): 16-bit compute.
+      return native && g.fp4_flops > 0 && !training ? g.fp4_flops : half;
+    }
+    default:
+      // Training on quantised bases and weight-only quantised serving compute in 16 bits.
+      (void)training;
+      return half;
+  }
+}
 
 Efficiencies DefaultEfficiencies(const GpuSpec& gpu) {
   // Fitted per generation on the published training and decode measurements of

@@ -94,6 +94,11 @@ struct InferencePerf {
 /// The bandwidth a single-stream decode streams weights and KV cache at on the request's card
 /// and engine, before calibration (policy.h: decode_bytes_per_s_per_sm).
 double DecodeBandwidth(const Request& r);
+
+/// The dense peak the matmuls of a workload run at: the weights' compute type, falling back to
+/// the card's best 16-bit units when it has no units for it (a warning says so). FP4 formats
+/// use the FP4 peak only where the card lists the block format (GpuSpec::block_scaled).
+double MatmulPeak(const GpuSpec& g, WeightFormat w, bool training);
 /// `host_weight_bytes`: weights of layers left on the CPU, read from host memory each step.
 InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
                                 double weight_bytes_read, double kv_bytes_per_token,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What a well-formed setup should know before it runs (warnings), and the marks a calibration
 // leaves on the figures it changed.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -40,11 +41,22 @@ void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
   }
   const GpuSpec& g = r.gpu;
   const WeightFormat wf = r.precision.weights;
-  const bool needs_fp8 = wf == WeightFormat::kFp8 || r.precision.kv_cache == KvFormat::kFp8;
+  const bool needs_fp8 = IsFp8(wf) || r.precision.kv_cache == KvFormat::kFp8;
   if (needs_fp8 && g.fp8_flops <= 0) {
     warn("precision_not_native", {},
          g.name + " has no fp8 units: fp8 is storage only, computed in " +
              (g.bf16_flops > 0 ? "bf16" : "fp16"));
+  }
+  if (IsFp4(wf)) {
+    const std::string block = wf == WeightFormat::kNvfp4 ? "nvfp4" : "mxfp4";
+    const bool native =
+        std::find(g.block_scaled.begin(), g.block_scaled.end(), block) != g.block_scaled.end();
+    if (!native || g.fp4_flops <= 0) {
+      warn("precision_not_native", {},
+           g.name + " has no " + block + " tensor cores: " + block +
+               " is storage only, dequantised and computed in " +
+               (g.bf16_flops > 0 ? "bf16" : "fp16"));
+    }
   }
   if ((wf == WeightFormat::kBf16) && g.bf16_flops <= 0 && g.fp16_flops > 0) {
     warn("precision_not_native", {}, g.name + " has no bf16 units: runs in fp16 (or emulated)");

@@ -91,6 +91,7 @@ Stage::Stage(const MemoryInput& input, int64_t stage)
   }
   // Training keeps 16-bit weights for fp8 compute (Transformer Engine casts per step).
   linear_bits = (full_training && prec.weights == WeightFormat::kFp8) ? 16 : bits.bits_per_weight;
+  expert_bits = bits.expert_bits > 0 ? bits.expert_bits : linear_bits;
   emb_bits = bits.embeddings_16bit ? (fp32_model || kbit_upcast ? 32 : 16) : bits.embedding_bits;
   // A GGUF file without output.weight quantises token_embd with the output's type.
   if (IsGguf(prec.weights) && input.model.tied_embeddings) emb_bits = bits.lm_head_bits;

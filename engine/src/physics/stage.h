@@ -57,6 +57,7 @@ struct Stage {
   bool output_on_gpu = true;
   double shard;  ///< ranks ZeRO shards over
   double linear_bits = 16;
+  double expert_bits = 16;  ///< routed experts (gpt-oss: MXFP4 beside bf16 attention)
   double emb_bits = 16;
   double head_bits = 16;
 };
