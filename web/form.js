@@ -1,8 +1,8 @@
 // The six-line form: the page state its fields hold (state.js turns it into the request and the
 // share link), the fields each purpose shows, and each error marked on the field it names.
-import { t } from './i18n.js';
-import { calibrationState, kDefaults, kOverlap, kTraining } from './state.js';
-import { el, errorLine } from './render.js';
+import { language, t } from './i18n.js';
+import { asciiDigits, calibrationState, kDefaults, kOverlap, kTraining } from './state.js';
+import { el, errorLine, errorText, fieldName } from './render.js';
 
 const $ = (sel) => document.querySelector(sel);
 let weightsChosen = false;  // the user picked #weights themselves
@@ -53,7 +53,7 @@ function fieldOf(path) {
 
 export function showErrors(list) {
   for (const bad of document.querySelectorAll('#form [aria-invalid="true"]')) bad.removeAttribute('aria-invalid');
-  const all = shareError ? [{ path: 'share link', message: shareError }, ...list] : list;
+  const all = shareError ? [{ path: 'share link', message: shareError, code: 'share_link' }, ...list] : list;
   $('#errors').replaceChildren(...all.map((e) => {
     const id = fieldOf(e.path);
     const input = id && document.getElementById(id);
@@ -63,10 +63,14 @@ export function showErrors(list) {
       if (box) box.open = true;  // the advanced group opens on the field an error names
       input.setAttribute('aria-invalid', 'true');
       input.setAttribute('aria-describedby', 'errors');
-      label = `${document.querySelector(`label[for="${id}"]`)?.textContent ?? id} — `;
+      label = `${document.querySelector(`label[for="${id}"]`)?.textContent ?? fieldName(id)} — `;
     }
     const hint = id === 'deadline_h' ? ` (${t('deadline_hint')})` : '';
-    return el('p', { text: `${label}${errorLine(e)}${hint}` });
+    // English keeps the contract's line (pointer: reason); another language names the field by
+    // its label and the problem in its own words by the code, the line in the title.
+    if (language() === 'en') return el('p', { text: `${label}${errorLine(e)}${hint}` });
+    const where = label || (e.path && e.path !== 'share link' ? `${fieldName(e.path)}: ` : '');
+    return el('p', { title: errorLine(e), dataset: { code: e.code ?? '' } }, `${where}${errorText(e)}${hint}`);
   }));
 }
 
@@ -74,7 +78,10 @@ export function showErrors(list) {
 export function readForm() {
   for (const k of Object.keys(kDefaults)) {
     const input = document.getElementById(k);
-    if (input) state[k] = input.type === 'checkbox' ? (input.checked ? '1' : '') : input.value;
+    if (!input) continue;
+    // A numeric field takes the full-width digits a Chinese IME types (１２８ → 128).
+    const numeric = input.inputMode === 'numeric' || input.inputMode === 'decimal';
+    state[k] = input.type === 'checkbox' ? (input.checked ? '1' : '') : numeric ? asciiDigits(input.value) : input.value;
   }
 }
 
