@@ -129,7 +129,7 @@ export const zh = {
   reject_exceeds_max_gpus: '即使完美扩展，也至少需要 {0} 张卡才能赶上截止时间，超过卡数上限 {1}',
   reject_exceeds_max_gpus_serving: '需要 {0} 个副本（每个 {1} 个请求）= {2} 张卡，超过卡数上限 {3}',
   reject_misses_latency_targets: '单条序列也达不到延迟目标：{0} 张卡上首 token {1}、每 token {2}',
-  reject_over_budget: '放得下的最便宜配置需要 {0}，超出预算 {1}', reject_unpriced: '目录中没有价格，无法对照预算（请给出 usd_per_gpu_hour）',
+  reject_over_budget: '放得下的最便宜配置需要 {0}，超出预算 {1}', reject_unpriced: '目录中没有价格，无法对照预算（请在目录中给出每卡时价格）',
   reject_inference_only_card: '仅用于推理的设备：这里规划的训练框架需要 CUDA 或 ROCm，请换一种卡训练',
   reject_engine_unsupported_on_card: '所选服务引擎按其 CUDA/ROCm 版本建模，不能在这台仅推理设备上运行；请改用 llama.cpp 或不指定框架',
   reject_needs_liquid_cooling: '需要液冷，机房只有风冷', reject_node_power: '一台服务器功耗 {0}，超过每节点上限 {1}（每台至少 {2} 张卡）',
@@ -314,4 +314,7 @@ export const zh = {
   exp_cost_usd_total: '整次费用（美元）', exp_cost_usd_per_hour: '每小时费用（美元）', exp_power_w: '功耗（瓦）',
   exp_title: 'gpuplan 规划方案', exp_model: '模型', exp_workload: '负载', exp_engine_version: '引擎版本', exp_link: '分享链接',
   exp_workload_training: '{0}：{1} 个 token，序列长度 {2}', exp_workload_serving: '{0}：{1} 路并发，输入 {2} + 输出 {3} 个 token',
+  note_layers_on_cpu: '{layers} 层中有 {n_gpu_layers} 层在卡上运行；其余各层和输出层留在主机内存，由 CPU 解码（假设主机内存带宽 50 GB/s）',
+  err_ambiguous: '有多种理解方式：只填其中一项', err_too_deep: '嵌套过深，无法读取',
+  ptr_model_params: '参数量', ptr_model_preset: '预设模型', ptr_model_hf_config: 'Hugging Face config.json', ptr_framework_name: '框架',
 };

@@ -126,8 +126,9 @@ export function pointerName(path) {
 
 // A figure as its pointer's unit says (bytes as GiB, seconds as a duration).
 export function pointerValue(path, v) {
-  const last = path.split('/').pop();
-  return typeof v === 'number' ? paramText(last, v) : fmt.number(v);
+  if (typeof v !== 'number') return fmt.number(v);
+  if (/_bytes(\/|_per_gpu$|$)/.test(path)) return fmt.gib(v);
+  return paramText(path.split('/').pop(), v);
 }
 
 // A figure's likely range from the validation residuals (the result's bands), formatted as
