@@ -740,7 +740,20 @@ test('wait or switch, and the procurement sheet, from the page\'s plan', { timeo
   assert.equal(request.constraints.wait_s[first.gpu], 30 * 86400, text);
   const want = cliPlan(text).wait_or_switch;
   assert.ok(await page.isVisible('#wait-section'));
-  assert.equal(await page.textContent('#wait-verdict'), want.verdict.message);
+  // The verdict is the page's words for its code, naming cards as the catalog does (issue #19
+  // items 7 and 15): the plan's first card, 30 days away, against the first to finish now.
+  const cards = JSON.parse(await readFile('catalog/gpus.json', 'utf8')).gpus;
+  const cardName = (id) => cards.find((g) => g.id === id).name;
+  assert.equal(want.verdict.code, 'switch_now');
+  const d = (v) => `${(v / 86400).toFixed(1)} d`;
+  const verdict = await page.textContent('#wait-verdict');
+  assert.ok(verdict.startsWith(`take ${cardName(want.first_to_finish)}: it finishes in `), verdict);
+  assert.ok(verdict.includes(`${d(want.verdict.params.saved_s)} before ${cardName(want.options[0].gpu)}`), verdict);
+  await setLang(page, 'zh-CN');
+  const zhVerdict = await page.textContent('#wait-verdict');
+  assert.ok(zhVerdict.startsWith(`选 ${cardName(want.first_to_finish)}：`), zhVerdict);
+  assert.ok(zhVerdict.includes(`比 ${cardName(want.options[0].gpu)} 早 ${(want.verdict.params.saved_s / 86400).toFixed(1)} 天`), zhVerdict);
+  await setLang(page, 'en');
   const shown = await page.$$eval('#wait-table tbody tr', (trs) => trs.map((tr) => ({
     gpu: tr.dataset.gpu, first: tr.dataset.first === 'true',
     finish: Number(tr.querySelectorAll('td')[3].dataset.seconds),
@@ -1221,13 +1234,14 @@ test('engine strings stay text; rank and lever codes are worded; a band sits wit
   assert.equal(shown.rows[1].rank, 'the fewest cards that fit with headroom, then the cheapest run');
   assert.equal(shown.rows[1].title, 'engine words');
   // A known lever is worded with its time cost; an unknown one shows the field it changes.
-  assert.equal(shown.rows[0].almost, `Fits on 1 card(s) with any one of: chunked loss (time ×1.05), /x/${evil} = ${evil}`);
+  // (the field by its name, not its pointer: issue #19 item 7)
+  assert.equal(shown.rows[0].almost, `Fits on 1 card(s) with any one of: chunked loss (time ×1.05), ${evil.replace(/_/g, ' ')} = ${evil}`);
   assert.equal(shown.rows[0].fewest, `fewest cards: 2 × ${real.estimate.gpu.name}, 3.0 d`);
   assert.equal(shown.rows[1].almost, null);
   assert.equal(shown.rows[1].fewest, null, 'fewest cards shows beside the first option only');
   assert.ok(shown.box, 'the detail view lists the almost-fit levers');
   assert.deepEqual(shown.levers, [`chunked loss: saves 5.6 GiB, time ×1.05 — ${evil} cost`,
-    `/x/${evil} = ${evil}: saves 0.9 GiB, time cost not estimated`]);
+    `${evil.replace(/_/g, ' ')} = ${evil}: saves 0.9 GiB, time cost not estimated`]);
   assert.equal(shown.reject, `x: ${evil}`, 'a rejection without words for its code shows the engine\'s reason');
 
   // Every band drawn is the band of the figure just before it, and equals the CLI's: training
