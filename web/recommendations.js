@@ -135,8 +135,12 @@ function followDetail(open) {
 
 function drawRows() {
   const training = kTraining.includes(result?.request_normalized?.workload?.kind ?? state.kind);
+  // A Details button that has the focus keeps it through the redraw (its card's new button):
+  // a re-plan landing just after Escape gave the focus back to a row would otherwise drop it.
+  const focused = document.activeElement?.closest?.('#results tbody tr[data-gpu]')?.dataset.gpu;
   renderTable($('#results tbody'), sortedRows(), training, (rec, button) => openDetail(rec, button, lastRequest),
     rows[0]?.rec);
+  if (focused) document.querySelector(`#results tbody tr[data-gpu="${CSS.escape(focused)}"] button.detail`)?.focus();
 }
 
 // Back to the planner's order: a new "Rank by" is read in the engine's ranking, not under a
