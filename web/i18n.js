@@ -212,34 +212,6 @@ const en = {
   note_owning_pays: 'owning is cheaper: a pool sized for the peak costs {own_per_month} a month, renting capacity that follows the curve {rent_per_month}',
   note_growth_included: 'sized for demand ×{growth} (the planning horizon\'s growth)',
   share_share_off_peak: 'share', share_keep_separate: 'keep separate', share_one_kind: 'one pool',
-  diag_memory_short: 'it needs {need_bytes} with headroom on a card of {capacity_bytes}: {over_fraction} too much',
-  diag_memory_just_short: 'just short of memory: {need_bytes} with headroom on a card of {capacity_bytes}, {over_fraction} over',
-  diag_throughput_low: 'memory is plentiful ({memory_share} of the card): if throughput is low, the card waits on data, not on memory',
-  diag_speedup_low: 'the speed-up keeps {scaling_efficiency} of linear on these cards: the interconnect or the sharding costs the rest',
-  remedy_smaller_micro_batch: 'halve the micro-batch (fewer tokens per step)', remedy_shorter_sequence: 'halve the sequence length, if the data allows it',
-  remedy_gradient_accumulation: 'halve the micro-batch and double the accumulation: the same tokens per step, a little slower',
-  remedy_full_recompute: 'recompute activations in the backward pass: about a third more compute',
-  remedy_next_zero_stage: 'shard one more kind of training state over the data-parallel ranks (the next ZeRO stage)',
-  remedy_double_cards: 'twice the cards under ZeRO-3: each holds half the sharded state',
-  remedy_zero_two_cards: 'two cards with ZeRO-3 (FSDP full shard): each holds half the state',
-  remedy_halve_concurrency: 'serve half the sequences at once', remedy_shorter_context: 'cap the prompt at half its length',
-  remedy_fp8_kv_cache: 'keep the KV cache in fp8: half its bytes, a small accuracy cost',
-  remedy_double_tensor_parallel: 'split the model over twice the cards (tensor parallel)',
-  remedy_bigger_card: 'a card with more memory than the need with headroom: the plan picks one',
-  remedy_check_data_pipeline: 'time the data loader alone: tokenise ahead of time, pin memory, prefetch; give it about 4 workers per card',
-  remedy_check_host_ram: 'keep host RAM at 70-80% while it runs (above: the page cache and workers swap; below: room to cache the dataset)',
-  remedy_check_bandwidth: 'check the storage read rate and the host-to-card link (PCIe) with the loader alone; on several cards, the interconnect with nccl-tests',
-  remedy_larger_micro_batch: 'double the micro-batch to fill the card toward 85% of its memory',
-  remedy_raise_concurrency: 'serve twice the sequences at once: decoding reads the weights once for all of them',
-  remedy_check_interconnect: 'measure the links with nccl-tests all_reduce_perf and compare with the bandwidth the estimate assumes',
-  remedy_less_sharding: 'shard less (ZeRO-1): no per-layer weight gathers, if memory allows',
-  remedy_more_accumulation: 'accumulate twice the micro-batches per step: the gradient exchange is spread over more compute',
-  remedy_fewer_cards: 'measure again on fewer cards (1, 2, 4 on the same data) and scale only as far as the curve stays near linear',
-  yard_memory_share: 'GPU memory at peak {value_pct} (target {target_pct}+: below it, a larger batch would use the card better)',
-  yard_gpu_utilization: 'GPU utilisation {value_pct} (target {target_pct}+: below it, the card waits on data or communication)',
-  yard_host_ram_share: 'host RAM {value_pct} (target 70-80%: above it, loaders and the page cache start to swap)',
-  factor_derived: '{factor} ×{value}, from the measurement', factor_not_derived: '{factor} kept: the measurement does not tell it',
-  factor_at_bound: '{factor} ×{value} is at the model\'s limit: check the card, its clocks and the setup',
   exp_card: 'Card', exp_cards: 'Cards', exp_setup: 'Setup', exp_memory_gib_per_card: 'Memory per card (GiB)',
   exp_capacity_gib: 'Card memory (GiB)', exp_time_h: 'Time (h)', exp_decode_tokens_per_s: 'Decode throughput (tokens/s)',
   exp_cost_usd_total: 'Cost of the run (USD)', exp_cost_usd_per_hour: 'Cost per hour (USD)', exp_power_w: 'Power (W)',
@@ -247,10 +219,6 @@ const en = {
   exp_workload_training: '{0}: {1} tokens of {2}-token sequences', exp_workload_serving: '{0}: {1} concurrent requests, {2} prompt + {3} output tokens',
   note_layers_on_cpu: '{n_gpu_layers} of the {layers} layers run on the card; the rest and the output layer stay in host memory, decoded by the CPU at an assumed 50 GB/s',
   err_ambiguous: 'can be read more than one way: give one of the fields only', err_too_deep: 'nests too deep to be read',
-  ptr_model_params: 'Parameters', ptr_model_preset: 'Model preset', ptr_model_hf_config: 'Hugging Face config.json', ptr_framework_name: 'Framework',
-  factor_compute: 'compute', factor_bandwidth: 'memory bandwidth', factor_memory: 'memory', factor_interconnect: 'interconnect', factor_slack: 'allocator slack',
-   q_peak_allocated_bytes: 'Peak allocated', q_peak_reserved_bytes: 'Peak reserved', q_speedup: 'Speed-up',
-  q_tokens_per_s: 'Tokens/s', q_ttft_ms: 'TTFT', q_tpot_ms: 'TPOT', q_at_cards: '{0} on {1} card(s)',
   err_not_a_number: 'is not a number: "{raw}"', err_batch_needs_seq_len: 'a batch in tokens needs the sequence length to convert it to sequences',
   err_batch_below_sequence: '{tokens} tokens is less than one sequence of {seq_len} tokens',
   err_waits_format: 'write card: days pairs like "h100-sxm-80gb: 14", got "{raw}"', err_hf_not_json: 'is not valid JSON',
@@ -262,57 +230,40 @@ const en = {
   err_invalid_id: 'is not a valid id', err_duplicate_id: 'repeats an id', err_unknown_model: 'names no model in the catalog',
   err_unknown_field: 'is not a field gpuplan reads', err_invalid_value: 'has a value gpuplan cannot use',
   err_framework_mismatch: 'does not suit the chosen framework', err_conflicting_fields: 'conflicts with another field',
-  ptr_cost_usd_per_hour: 'Cost per hour',
-  ptr_cost_usd_total: 'Cost of the run',
-  ptr_cost_usd_per_million_tokens: 'Cost per million tokens',
-  ptr_memory_allocated_bytes: 'Allocated at peak (as PyTorch reports it)',
-  ptr_memory_bytes_per_parameter: 'Bytes per parameter',
-  ptr_memory_capacity_bytes: 'Card memory',
-  ptr_memory_fits: 'Fits with headroom',
-  ptr_memory_host_ram_bytes: 'Host RAM per node',
-  ptr_memory_offloaded_bytes_per_gpu: 'Kept in host memory per card',
-  ptr_memory_total_bytes: 'Memory per card',
-  ptr_memory_total_with_headroom_bytes: 'Memory per card with headroom',
-  ptr_model_params_active: 'Active parameters',
-  ptr_model_params_total: 'Parameters',
-  ptr_performance_inference_decode_tokens_per_s_total: 'Decode throughput',
-  ptr_performance_inference_decode_tokens_per_s_per_seq: 'Decode speed per sequence',
-  ptr_performance_inference_engine_concurrency: 'Sequences the engine runs at once',
-  ptr_performance_inference_max_concurrency: 'Most sequences at once',
-  ptr_performance_inference_max_throughput_tokens_per_s: 'Throughput under full load',
-  ptr_performance_inference_tpot_ms: 'Time per output token',
-  ptr_performance_inference_ttft_ms: 'Time to first token',
-  ptr_performance_training_flops_per_token: 'FLOPs per token',
-  ptr_performance_training_gpu_hours: 'Card-hours',
-  ptr_performance_training_mfu: 'Model FLOPs utilisation (MFU)',
-  ptr_performance_training_scaling_efficiency: 'Scaling efficiency',
-  ptr_performance_training_time_s: 'Training time',
-  ptr_performance_training_tokens_per_s: 'Training throughput',
-  ptr_performance_training_tokens_per_s_per_gpu: 'Training throughput per card',
-  ptr_power_gpu_watts: 'Power per card',
-  ptr_power_node_watts: 'Power per node',
-  ptr_power_total_watts: 'Power of the job',
-  ptr_reliability_checkpoint_bytes: 'Checkpoint size',
-  ptr_reliability_checkpoint_interval_s: 'Checkpoint interval',
-  ptr_reliability_checkpoint_write_s: 'Checkpoint write time',
-  ptr_reliability_expected_interruptions: 'Expected interruptions',
-  ptr_reliability_expected_lost_s: 'Expected time lost to interruptions',
-  ptr_framework_engine_bytes: 'Serving engine\'s memory per card',
-  ptr_framework_kv_pool_bytes: 'Engine\'s KV cache pool',
-  ptr_framework_kv_pool_tokens: 'Tokens in the KV cache pool',
 };
 
 // The languages the page speaks; a dictionary other than English is fetched when chosen.
 export const kLanguageNames = ['en', 'zh-CN'];
 const kLoaders = { 'zh-CN': () => import('./i18n-zh.js').then((m) => m.zh) };
 export const kLanguages = { en };
+let detailWords = null;  // i18n-detail.js once fetched: { en, zh }
+let detailLoading = null;
+
+function mergeDetail() {
+  if (!detailWords) return;
+  Object.assign(en, detailWords.en);
+  if (kLanguages['zh-CN']) Object.assign(kLanguages['zh-CN'], detailWords.zh);
+}
+
+// The detail view's words (i18n-detail.js), fetched when a detail first opens; until then
+// its pointers and diagnoses fall back to the engine's text.
+export function loadDetailWords() {
+  detailLoading ??= import('./i18n-detail.js').then((m) => {
+    detailWords = m;
+    mergeDetail();
+  }).catch(() => { detailLoading = null; });
+  return detailLoading;
+}
 
 let current = en;
 let currentLang = 'en';
 
 // Fetches lang's dictionary if it is not here yet; answers whether the page has it.
 export async function loadLanguage(lang) {
-  if (!kLanguages[lang] && kLoaders[lang]) kLanguages[lang] = await kLoaders[lang]();
+  if (!kLanguages[lang] && kLoaders[lang]) {
+    kLanguages[lang] = await kLoaders[lang]();
+    mergeDetail();
+  }
   return Boolean(kLanguages[lang]);
 }
 

@@ -27,8 +27,9 @@ test('index.html has no inline script, style or handler (the CSP allows none)', 
 
 // Both dictionaries: the Chinese one is its own module, fetched when chosen.
 async function allLanguages() {
-  const { kLanguages, kLanguageNames, loadLanguage } = await import('../../web/i18n.js');
+  const { kLanguages, kLanguageNames, loadDetailWords, loadLanguage } = await import('../../web/i18n.js');
   for (const lang of kLanguageNames) assert.ok(await loadLanguage(lang), lang);
+  await loadDetailWords();  // the detail view's words, merged into both
   assert.deepEqual(Object.keys(kLanguages).sort(), ['en', 'zh-CN']);
   return kLanguages;
 }
@@ -135,4 +136,12 @@ test('every figure the detail view explains has a name in both languages', async
     '/performance/inference/decode_tokens_per_s_total', '/power/total_watts', '/cost/usd_per_hour']) {
     assert.ok(Object.hasOwn(kLanguages['zh-CN'], `formula${p.replace(/\//g, '_')}`), p);
   }
+});
+
+test('the English and Chinese dictionaries word the same keys (the Chinese formulas of the headline figures aside)', async () => {
+  const kLanguages = await allLanguages();
+  const en = Object.keys(kLanguages.en);
+  const zh = Object.keys(kLanguages['zh-CN']).filter((k) => !k.startsWith('formula_'));
+  assert.deepEqual(en.filter((k) => !zh.includes(k)), [], 'English only');
+  assert.deepEqual(zh.filter((k) => !en.includes(k)), [], 'Chinese only');
 });
