@@ -37,7 +37,12 @@ let lastFleet = null;  // the latest answer, for the procurement sheet
 
 export const latestFleet = () => lastFleet;
 
+let lastText = null;     // the latest answer's text, drawn again in another language
+
+export const redrawFleet = () => lastText && renderFleet(lastText);
+
 export function renderFleet(text) {
+  lastText = text;
   const envelope = JSON.parse(text);
   lastFleet = envelope.ok ? envelope.result : null;
   const tbody = $('#fleet-table tbody');

@@ -82,6 +82,7 @@ function init() {
   initPreferences(() => {
     showRelevant();
     fleet?.syncFleetForm();
+    fleet?.redrawFleet();
     noteSharedVersion();
     redrawPlan();
   });

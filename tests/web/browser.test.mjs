@@ -810,6 +810,23 @@ test('the fleet panel equals gpuplan fleet and is kept in the share link', { tim
   const shown = await page.$$eval('#fleet-table tbody tr', (trs) => trs.map((tr) => ({
     gpu: tr.dataset.gpu, owned: Number(tr.dataset.owned), share: tr.querySelector('[data-code]').dataset.code })));
   assert.deepEqual(shown, want.options.map((o) => ({ gpu: o.gpu, owned: o.owned_cards, share: o.share_pools.code })));
+  // The share verdict and the fleet's advice are words, never the engine's codes (issue #19
+  // item 7), in English and, planned again, in Chinese.
+  const fleetText = () => page.evaluate(() => [...document.querySelectorAll('#fleet-table tbody td[data-code]')]
+    .map((td) => td.textContent).concat([...document.querySelectorAll('#fleet-advice li')].map((li) => li.textContent)));
+  const shares = { share_off_peak: 'share', keep_separate: 'keep separate', one_kind: 'one pool' };
+  assert.deepEqual((await fleetText()).slice(0, want.options.length), want.options.map((o) => shares[o.share_pools.code]));
+  await setLang(page, 'zh-CN');
+  await page.click('#fleet-plan');
+  await page.waitForFunction(() => /[\u4e00-\u9fff]/.test(document.querySelector('#fleet-table tbody td[data-code]')?.textContent ?? ''),
+    null, { polling: 50 });
+  for (const x of await fleetText()) {
+    assert.doesNotMatch(x, /\b[a-z]+_[a-z_]+\b/, x);
+    assert.match(x, /[\u4e00-\u9fff]/, x);
+  }
+  // Back in English the panel is drawn again in English, without planning again.
+  await setLang(page, 'en');
+  assert.deepEqual((await fleetText()).slice(0, want.options.length), want.options.map((o) => shares[o.share_pools.code]));
   // The share link carries the fleet text to another tab.
   const link = await page.evaluate(() => location.hash);
   const other = await context.newPage();
