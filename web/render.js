@@ -368,7 +368,9 @@ export function rejectionText(r) {
 export function renderWait(section, w, nameOf = (id) => id) {
   section.hidden = !w;
   if (!w) return;
-  section.querySelector('#wait-verdict').textContent = verdictText(w, nameOf);
+  const verdict = section.querySelector('#wait-verdict');
+  verdict.textContent = verdictText(w, nameOf);
+  verdict.title = w.verdict?.message ?? '';
   section.querySelector('tbody').replaceChildren(...w.options.map((o) => el('tr',
     { dataset: { gpu: o.gpu, first: String(o.gpu === w.first_to_finish) } },
     el('th', { scope: 'row' }, nameOf(o.gpu)), el('td', {}, String(o.count)),
@@ -378,8 +380,9 @@ export function renderWait(section, w, nameOf = (id) => id) {
     el('td', {}, fmt.usd(o.usd_total)))));
 }
 
+// An engine note's own message (English, with its sources and names) stays the item's title.
 export function renderList(ul, items, text) {
-  ul.replaceChildren(...items.map((i) => el('li', {}, text(i))));
+  ul.replaceChildren(...items.map((i) => el('li', i?.code ? { title: i.message ?? '', dataset: { code: i.code } } : {}, text(i))));
   ul.parentElement.hidden = items.length === 0;
 }
 
