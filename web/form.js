@@ -66,11 +66,12 @@ export function showErrors(list) {
       label = `${document.querySelector(`label[for="${id}"]`)?.textContent ?? fieldName(id)} — `;
     }
     const hint = id === 'deadline_h' ? ` (${t('deadline_hint')})` : '';
-    // English keeps the contract's line (pointer: reason); another language names the field by
-    // its label and the problem in its own words by the code, the line in the title.
-    if (language() === 'en') return el('p', { text: `${label}${errorLine(e)}${hint}` });
-    const where = label || (e.path && e.path !== 'share link' ? `${fieldName(e.path)}: ` : '');
-    return el('p', { title: errorLine(e), dataset: { code: e.code ?? '' } }, `${where}${errorText(e)}${hint}`);
+    // The field by its label (else its name, never the JSON pointer) and the problem: in
+    // English the engine's reason, in another language the page's words for its code; the
+    // contract's line (pointer: reason) is the title.
+    const where = label || (e.path ? `${fieldName(e.path)}: ` : '');
+    const why = language() === 'en' ? e.message : errorText(e);
+    return el('p', { title: errorLine(e), dataset: { code: e.code ?? '', path: e.path ?? '' } }, `${where}${why}${hint}`);
   }));
 }
 

@@ -356,10 +356,13 @@ test('bad custom catalog shows its errors', { timeout: kTestTimeout }, () =>
 test('bad input names the field', { timeout: kTestTimeout }, () =>
   check('g-bad-input', () => page, async () => {
   await setField(page, kSeqLen, '-4');
-  await page.waitForFunction(() => document.querySelector('#errors')?.innerText.includes('seq_len'), null,
+  // By its label, not its JSON pointer (issue #19 item 7); the pointer is the line's title.
+  await page.waitForFunction(() => document.querySelector('#errors')?.innerText.includes('Sequence length'), null,
                              { polling: 50 }).catch(() => {});
   const errors = await page.locator('#errors').innerText();
-  assert.ok(errors.includes('seq_len'), `#errors does not name seq_len: "${errors}"`);
+  assert.ok(errors.includes('Sequence length (tokens) — '), `#errors does not name seq_len: "${errors}"`);
+  assert.ok(!errors.includes('/workload/'), `a JSON pointer on the page: "${errors}"`);
+  assert.match(await page.getAttribute('#errors p', 'title'), /^\/workload\/seq_len: /);
   assert.ok(await page.locator('#errors').isVisible(), '#errors is not visible');
   const body = await page.evaluate(() => document.body.innerText);
   assert.ok(!/\bNaN\b/.test(body), 'the page shows NaN');
@@ -429,7 +432,7 @@ test('an answer for an older input is never drawn over a newer input error', { t
   await page.waitForFunction((b) => Number(document.body.dataset.planSeq) > b, before, { polling: 50 });
   await page.waitForTimeout(1500);  // long enough for the 8192 plan to come back
   assert.equal(await status(page), 'error');
-  assert.match(await page.locator('#errors').innerText(), /seq_len/);
+  assert.match(await page.locator('#errors').innerText(), /Sequence length/);
   assert.equal((await tableRows(page)).length, 0, 'rows of the older input are shown');
   assert.equal(await page.getAttribute('#seq_len', 'aria-invalid'), 'true');
 }));
@@ -672,7 +675,7 @@ test('hostile catalog names and URL state stay text; the page keeps working', { 
     [`#1.${'A'.repeat(200000)}`, /damaged|holds no form state/],
     [`#1.${Buffer.from([0xff, 0xfe, 0x7b]).toString('base64url')}`, /damaged/],
     [`#7.${b64('{}')}`, /unknown share-link format/],
-    [`#1.${b64(JSON.stringify({ model: evil, hf: '</textarea><script>window.__pwned=1</script>' }))}`, /hf_config|model/],
+    [`#1.${b64(JSON.stringify({ model: evil, hf: '</textarea><script>window.__pwned=1</script>' }))}`, /config\.json|model/],
     [`#1.${b64(JSON.stringify({ kind: '<svg onload=window.__pwned=1>', seq_len: '1e400' }))}`, /kind|seq_len/],
   ];
   for (const [hash, expected] of hostileHashes) {
@@ -768,7 +771,7 @@ test('wait or switch, and the procurement sheet, from the page\'s plan', { timeo
   // A bad queue names its field.
   await setField(page, '#waits', 'h100: soon');
   await page.waitForFunction(() => document.body.dataset.status === 'error', null, { polling: 50 });
-  assert.match(await page.textContent('#errors'), /waits/);
+  assert.match(await page.textContent('#errors'), /Queues/);
   await setField(page, '#waits', '');
   await waitPlanned(page, seq);
   assert.ok(await page.isHidden('#wait-section'));
