@@ -1,7 +1,7 @@
 // The detail view's "measure, then calibrate" panel and the record table of measured runs.
 // Every number comes from the engine's calibrate answer; nothing here computes a factor.
 import { t } from './i18n.js';
-import { el, errorLine, exportTable, fmt } from './render.js';
+import { el, errorLine, exportTable, fmt, noteText } from './render.js';
 import { InputError } from './state.js';
 import { buildMeasured, kMeasureFields, kRecordColumns, recordsOf, valuesFromScriptLine } from './measure.js';
 import { ask, onAnswer } from './engine-client.js';
@@ -33,12 +33,25 @@ function show(quantity, v) {
 
 const pct = (v) => `${v >= 0 ? '+' : ''}${(100 * v).toFixed(1)}%`;
 
+// A comparison's quantity in words: peak_allocated_bytes, tokens_per_s@4 (at 4 cards).
+function quantityName(q) {
+  const [name, at] = String(q).split('@');
+  const words = t(`q_${name}`);
+  return at ? t('q_at_cards', words === `q_${name}` ? name.replace(/_/g, ' ') : words, at)
+    : (words === `q_${name}` ? name.replace(/_/g, ' ') : words);
+}
+
+function factorName(path) {
+  const f = String(path ?? '').split('/').pop();
+  return f && t(`factor_${f}`) !== `factor_${f}` ? t(`factor_${f}`) : f;
+}
+
 export function renderDiagnosis(ul, list) {
   ul.replaceChildren(...(list ?? []).map((d) => el('li', { dataset: { code: d.code, basis: d.basis } },
-    el('p', { text: d.message }),
+    el('p', { text: noteText(d, 'diag') }),
     el('ol', {}, ...d.remedies.map((r) => {
       const fit = r.fits === undefined ? '' : ` (${r.fits ? t('fits') : t('not_fits')})`;
-      return el('li', { dataset: { code: r.code } }, `${r.message}${fit}`);
+      return el('li', { dataset: { code: r.code } }, `${noteText(r, 'remedy')}${fit}`);
     })))));
   ul.parentElement.hidden = !list?.length;
 }
@@ -131,19 +144,23 @@ export class MeasurePanel {
     const r = this.result = envelope.result;
     $('#comparison tbody').replaceChildren(...r.comparisons.map((c) => el('tr',
       { dataset: { quantity: c.quantity, within: String(c.within_success_line) } },
-      el('th', { scope: 'row', title: c.estimate_path }, c.quantity),
+      el('th', { scope: 'row', title: c.estimate_path }, quantityName(c.quantity)),
       el('td', { dataset: { value: String(c.estimated) } }, show(c.quantity, c.estimated)),
       el('td', { dataset: { value: String(c.measured) } }, show(c.quantity, c.measured)),
       el('td', { dataset: { value: String(c.error) } },
         `${pct(c.error)} · ${c.within_success_line ? t('within') : t('beyond')}`),
       el('td', { dataset: { value: String(c.calibrated) } }, show(c.quantity, c.calibrated)))));
     const f = r.calibration;
-    $('#factors').textContent = `${t('factors')}: compute ×${fmt.number(f.compute)}, bandwidth ×${fmt.number(f.bandwidth)}, ` +
-      `memory ×${fmt.number(f.memory)}, interconnect ×${fmt.number(f.interconnect)}` +
-      (f.allocator_slack == null ? '' : `, allocator slack ${fmt.number(f.allocator_slack)}`);
-    $('#factor-notes').replaceChildren(...r.notes.map((n) => el('li', { text: n.message })));
+    const sep = t('list_sep');
+    $('#factors').textContent = `${t('factors')}: ${t('factor_compute')} ×${fmt.number(f.compute)}${sep}` +
+      `${t('factor_bandwidth')} ×${fmt.number(f.bandwidth)}${sep}${t('factor_memory')} ×${fmt.number(f.memory)}${sep}` +
+      `${t('factor_interconnect')} ×${fmt.number(f.interconnect)}` +
+      (f.allocator_slack == null ? '' : `${sep}${t('factor_slack')} ${fmt.number(f.allocator_slack)}`);
+    // A note names its factor by the field it is about (/calibration/compute).
+    $('#factor-notes').replaceChildren(...r.notes.map((n) => el('li', { dataset: { code: n.code ?? '' } },
+      noteText(n, 'factor', { factor: factorName(n.path) }))));
     $('#yardstick').replaceChildren(...r.yardstick.map((y) => el('li',
-      { dataset: { code: y.code, met: String(y.params.met === 1) } }, `${y.params.met === 1 ? '✓' : '✗'} ${y.message}`)));
+      { dataset: { code: y.code, met: String(y.params.met === 1) } }, `${y.params.met === 1 ? '✓' : '✗'} ${noteText(y, 'yard')}`)));
     $('#yardstick').parentElement.hidden = r.yardstick.length === 0;
     renderDiagnosis($('#diagnosis-measured'), r.diagnosis);
     $('#calibration-result').hidden = false;

@@ -1,5 +1,6 @@
 // The detail view of one recommendation (render.js draws it): what is asked about the setup on
 // show (its measurement script, limits, launch command) and the panel that measures it.
+import { loadDetailWords } from './i18n.js';
 import { el, errorLine, renderDetail } from './render.js';
 import { kTraining } from './state.js';
 import { MeasurePanel, renderDiagnosis } from './calibration-view.js';
@@ -38,7 +39,11 @@ function setupRequest(rec, planText) {
 }
 
 // planText: the request of the plan rec comes from.
-function showFull(text) {
+async function showFull(text) {
+  // The words arrive once; an answer for a setup closed or replaced meanwhile is not drawn.
+  const asked = shown;
+  await loadDetailWords();
+  if (shown !== asked) return;
   const envelope = JSON.parse(text);
   const detail = $('#detail');
   if (!shown || !envelope.ok) {
@@ -68,6 +73,7 @@ export function markDetailGone() {
 // focus false: a re-plan refreshes the detail on show without taking focus from the field the
 // user is typing in.
 export function openDetail(rec, button, planText, { focus = true } = {}) {
+  loadDetailWords();
   opener = button;
   shown = rec;
   const detail = $('#detail');

@@ -1,7 +1,8 @@
 // The team-fleet panel (MISSION M24): gpuplan fleet's request (edited in fleet-form.js or as
 // JSON text), its answer as a table. The text travels in the share link (state.fleet); every
 // number is the engine's.
-import { el, errorLine, renderList } from './render.js';
+import { has, t } from './i18n.js';
+import { el, errorLine, noteText, renderList } from './render.js';
 import { initFleetForm, markFleetErrors, syncFleetForm } from './fleet-form.js';
 import { ask, onAnswer } from './engine-client.js';
 
@@ -36,7 +37,12 @@ let lastFleet = null;  // the latest answer, for the procurement sheet
 
 export const latestFleet = () => lastFleet;
 
+let lastText = null;     // the latest answer's text, drawn again in another language
+
+export const redrawFleet = () => lastText && renderFleet(lastText);
+
 export function renderFleet(text) {
+  lastText = text;
   const envelope = JSON.parse(text);
   lastFleet = envelope.ok ? envelope.result : null;
   const tbody = $('#fleet-table tbody');
@@ -55,10 +61,11 @@ export function renderFleet(text) {
     el('td', {}, o.serving_pool.peak_cards
       ? `${o.serving_pool.peak_cards} / ${o.serving_pool.min_cards} / ${pct(o.serving_pool.utilization)}` : '—'),
     el('td', {}, o.batch_pool.cards ? `${o.batch_pool.cards} / ${pct(o.batch_pool.utilization)}` : '—'),
-    el('td', { dataset: { code: o.share_pools.code }, title: o.share_pools.message }, o.share_pools.code),
+    el('td', { dataset: { code: o.share_pools.code }, title: noteText(o.share_pools) },
+      has(`share_${o.share_pools.code}`) ? t(`share_${o.share_pools.code}`) : noteText(o.share_pools)),
     el('td', { title: o.cost?.own_basis ?? '' }, o.cost ? `${money(o.cost.own_per_month, o.cost.currency)} / ` +
       `${money(o.cost.rent_per_month, o.cost.currency)}` : '—'))));
-  renderList($('#fleet-advice'), r.advice, (a) => a.message);
+  renderList($('#fleet-advice'), r.advice, (a) => noteText(a));
   renderList($('#fleet-rejected'), r.rejected, (x) => `${x.gpu} (${x.workload}): ${x.reason}`);
 }
 

@@ -1,8 +1,8 @@
 // The six-line form: the page state its fields hold (state.js turns it into the request and the
 // share link), the fields each purpose shows, and each error marked on the field it names.
-import { t } from './i18n.js';
-import { calibrationState, kDefaults, kOverlap, kTraining } from './state.js';
-import { el, errorLine } from './render.js';
+import { language, t } from './i18n.js';
+import { asciiDigits, calibrationState, kDefaults, kOverlap, kTraining } from './state.js';
+import { el, errorLine, errorText, fieldName } from './render.js';
 
 const $ = (sel) => document.querySelector(sel);
 let weightsChosen = false;  // the user picked #weights themselves
@@ -57,7 +57,7 @@ export function showErrors(list) {
     bad.removeAttribute('aria-describedby');
   }
   for (const old of document.querySelectorAll('#form .field-error')) old.remove();
-  const all = shareError ? [{ path: 'share link', message: shareError }, ...list] : list;
+  const all = shareError ? [{ path: 'share link', message: shareError, code: 'share_link' }, ...list] : list;
   $('#errors').replaceChildren(...all.map((e) => {
     const id = fieldOf(e.path);
     const input = id && document.getElementById(id);
@@ -66,16 +66,21 @@ export function showErrors(list) {
       const box = input.closest('details');
       if (box) box.open = true;  // the advanced group opens on the field an error names
       input.setAttribute('aria-invalid', 'true');
-      label = `${document.querySelector(`label[for="${id}"]`)?.textContent ?? id} — `;
+      label = `${document.querySelector(`label[for="${id}"]`)?.textContent ?? fieldName(id)} — `;
     }
     const hint = id === 'deadline_h' ? ` (${t('deadline_hint')})` : '';
+    // The field by its label (else its name, never the JSON pointer) and the problem: in
+    // English the engine's reason, in another language the page's words for its code; the
+    // contract's line (pointer: reason) is the title.
+    const where = label || (e.path ? `${fieldName(e.path)}: ` : '');
+    const why = language() === 'en' ? e.message : errorText(e);
     if (input) {
       // Next to the field as well (issue #19 item 11), in the words the summary uses.
       const at = input.closest('.with-unit') ?? input;
-      at.after(el('span', { className: 'field-error', id: `error-${id}`, text: `${errorLine(e)}${hint}` }));
+      at.after(el('span', { className: 'field-error', id: `error-${id}`, text: `${why}${hint}` }));
       input.setAttribute('aria-describedby', `error-${id}`);
     }
-    return el('p', { text: `${label}${errorLine(e)}${hint}` });
+    return el('p', { title: errorLine(e), dataset: { code: e.code ?? '', path: e.path ?? '' } }, `${where}${why}${hint}`);
   }));
 }
 
@@ -83,7 +88,10 @@ export function showErrors(list) {
 export function readForm() {
   for (const k of Object.keys(kDefaults)) {
     const input = document.getElementById(k);
-    if (input) state[k] = input.type === 'checkbox' ? (input.checked ? '1' : '') : input.value;
+    if (!input) continue;
+    // A numeric field takes the full-width digits a Chinese IME types (１２８ → 128).
+    const numeric = input.inputMode === 'numeric' || input.inputMode === 'decimal';
+    state[k] = input.type === 'checkbox' ? (input.checked ? '1' : '') : numeric ? asciiDigits(input.value) : input.value;
   }
 }
 

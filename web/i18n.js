@@ -136,165 +136,158 @@ const en = {
   download_script: 'Download the measurement script', download_script_hint: 'A PyTorch program that runs this setup with random weights and prints measured against estimated (gpuplan script).',
   waits: 'Queues (card: days, optional)', wait_title: 'Wait or switch', wait_queue: 'Queue',
   wait_run: 'Run', wait_finish: 'Finished after',
+  dur_s: '{0} s', dur_min: '{0} min', dur_h: '{0} h', dur_d: '{0} d', per_hour: '/h',
+  setup_mb_ga: 'mb {0} × ga {1}', setup_per_replica: '{0} req/replica', latency_line: 'TTFT {0} · TPOT {1}',
+  no_price: 'no price in the catalog for this card', explain_summary: '{0} = {1}',
+  reject_exceeds_memory: 'does not fit even on {0} cards: the closest setup needs {1} per card with headroom; this card has {2}',
+  reject_exceeds_memory_unknown: 'does not fit even on {0} cards: it needs more memory than this card has',
+  reject_misses_deadline: 'the fastest setup that fits ({0} cards) takes {1} against a deadline of {2}; more cards are slower (communication outgrows compute)',
+  reject_batch_limits_data_parallel: 'a global batch of {0} sequences cannot spread over more cards: the fastest setup, {1} cards, takes {2} against a deadline of {3}; a larger global batch lets more cards work',
+  reject_exceeds_max_gpus: 'even with perfect scaling it needs at least {0} cards to meet the deadline, above the limit of {1}',
+  reject_exceeds_max_gpus_serving: 'it needs {0} replicas ({1} requests each) = {2} cards, above the limit of {3}',
+  reject_misses_latency_targets: 'not even one sequence meets the latency targets: on {0} card(s) TTFT {1}, TPOT {2}',
+  reject_over_budget: 'the cheapest setup that fits costs {0}, above the budget of {1}', reject_unpriced: 'no price in the catalog, so it cannot be held against the budget (give the card a price per card-hour in the catalog)',
+  reject_inference_only_card: 'an inference-only device: the training stacks planned here need CUDA or ROCm; train on another card',
+  reject_engine_unsupported_on_card: 'the chosen serving engine is modelled as its CUDA/ROCm build and does not run on this inference-only device; use llama.cpp or no framework',
+  reject_needs_liquid_cooling: 'needs liquid cooling; the site offers air only', reject_node_power: 'a server draws {0}, above the limit of {1} per node (at least {2} cards a server)',
+  note_unknown_model_family: 'the config.json\'s model type is not one gpuplan knows: it is read as a Llama-style model (gated MLP, RMSNorm, no biases); check the parameter count',
+  note_opt_projection_ignored: 'OPT\'s embedding projections ({word_embed_proj_dim} wide) are not counted',
+  note_layer_types_irregular: 'the layers do not repeat a local/global pattern: every layer is counted as full attention, an upper bound',
+  note_vision_tower_not_counted: 'the language model is planned; the vision encoder and its projector are not counted',
+  note_params_select_architecture: 'only one architecture matches the stated parameter count ({declared}): it is used ({derived} counted)',
+  note_seq_len_beyond_model_context: 'a sequence of {seq_len} tokens is longer than the model\'s context of {max_context}',
+  note_context_beyond_model: 'prompt + output ({tokens} tokens) is longer than the model\'s context of {max_context}',
+  note_master_copy_redundant: 'fp32 weights are their own master copy: none is added',
+  note_activation_offload_without_checkpointing: 'activation offload moves every saved tensor to host memory; it is usually paired with full recomputation',
+  note_field_unused: '{field} is not used for this purpose', note_unused_field: '{field} is read only when calibrating',
+  note_engine_setting_not_modelled: 'splitting by rows spreads each tensor\'s rows over the cards; the estimate keeps the split by layers',
+  note_params_mismatch: 'the stated parameter count ({declared}) differs from the architecture\'s ({derived}) by more than 1%: the architecture\'s is used',
+  note_kv_heads_replicated: 'tensor parallel {tp} is more than the {kv_heads} key/value heads: each card keeps a copy of one KV head',
+  note_zero_without_data_parallel: 'ZeRO-{zero} shards over data-parallel ranks; with one there is nothing to shard',
+  note_sequence_parallel_without_tp: 'sequence parallelism splits activations over tensor-parallel ranks, and there is only one',
+  note_precision_not_native: 'this card has no native units for this precision: the weights are stored in it and computed in another',
+  note_flash_attention_unsupported: 'FlashAttention 2 needs Ampere or newer: on this card the memory-efficient SDPA kernel gives the same memory, at a lower speed',
+  note_paged_optimizer_states: 'paged 8-bit Adam keeps its states in CUDA unified memory, outside PyTorch\'s allocator: they are not in the per-card total and move to host RAM under pressure',
+  note_parallel_communication_not_modelled: 'the ring-attention traffic of context parallel {cp} is not in the time estimate: the time is optimistic',
+  note_seq_len_not_divisible_by_cp: 'context parallel splits the sequence evenly, and {seq_len} tokens are not a multiple of {cp}',
+  note_calibration_other_card: 'the correction factors were measured on another card and may not hold on this one: measure on it',
+  note_served_below_request: 'the decode figures are for {served} sequences at once, not the {requested} asked: no more fit',
+  note_served_below_request_none: 'not even one sequence fits: no decode rate is given',
+  note_node_power_over_limit: 'a node draws about {node_watts}, above the site\'s {limit_w} per node',
+  note_rack_power_below_one_node: 'one node ({node_watts}) draws more than a rack\'s power budget ({rack_w})',
+  note_cooling_mismatch: 'this card needs liquid cooling; the site offers air only',
+  note_engine_max_seqs: 'the serving engine runs at most {max_seqs} sequences at once on this card by default; the rest wait',
+  note_inference_only_card: 'an inference-only device: the training stacks planned here need CUDA or ROCm',
+  note_engine_unsupported_on_card: 'the chosen serving engine does not run on this inference-only device',
+  note_framework_layout: 'the chosen framework cannot run this parallel layout',
+  note_exceeds_memory: 'it needs {need_bytes} per card with headroom; the card has {capacity_bytes}',
+  note_host_ram_short: 'host RAM per node ({have_bytes}) is below the {need_bytes} this setup wants: data loading will starve the cards',
+  note_exceeds_engine_kv_pool: 'the serving engine sets aside {pool_bytes} of KV cache per card; the requested concurrency needs {need_bytes}',
+  note_exceeds_engine_context: 'the serving engine\'s context of {context_tokens} tokens is shared by every sequence; the requested concurrency needs {need_tokens}',
+  note_exceeds_max_model_len: 'prompt + output ({tokens} tokens) is longer than the engine\'s maximum model length, {max_model_len}: it refuses such a request',
+  note_gpus_not_divisible: '{gpus} cards are not a multiple of tensor × pipeline × context parallel ({tp_pp_cp})',
+  note_tp_does_not_divide_heads: 'tensor parallel {tp} does not divide the {heads} attention heads',
+  note_tp_does_not_divide_kv_heads: 'tensor parallel {tp} neither divides nor is a multiple of the {kv_heads} key/value heads',
+  note_tp_does_not_divide_intermediate: 'tensor parallel {tp} does not divide the MLP width {intermediate}',
+  note_pp_exceeds_layers: 'pipeline parallel {pp} is more than the {layers} layers',
+  note_ep_without_experts: 'expert parallel {ep} needs a mixture-of-experts model',
+  note_ep_exceeds_experts: 'expert parallel {ep} is more than the {experts} experts',
+  note_ep_does_not_divide_experts: 'expert parallel {ep} does not divide the {experts} experts',
+  note_ep_does_not_divide_data_parallel: 'expert parallel {ep} must divide the data × context parallel ranks ({dp_cp}) it is carved from',
+  note_global_batch_default: 'every setup keeps the default global batch of {sequences} sequences ({tokens} tokens) per optimizer step; give a global batch to change it',
+  note_global_batch_fixed: 'every setup keeps your global batch of {sequences} sequences ({tokens} tokens) per optimizer step',
+  note_fastest_without_deadline: 'with no deadline the fastest setup that still scales comes first: {count} cards take {time_s}; the fewest cards, {fewest_count}, take {fewest_time_s}; give a deadline for the fewest cards that meet it',
+  note_keep_inside_one_node: 'the job fits inside one server ({count} of its {gpus_per_node} slots): keep it there, crossing servers costs more than adding cards inside one',
+  note_long_run: 'the first option runs {time_s} on the fewest cards, {count}: a deadline trades cards for time',
+  note_long_run_max: 'the first option runs {time_s} on all {count} cards the card limit allows: a higher limit shortens it',
+  note_one_big_card: 'one card with more memory holds the whole job where the first option needs {top_count}: one big card avoids model-parallel losses',
+  note_model_parallel_over_pcie: '{tp}-way tensor parallel over PCIe loses speed to its per-layer all-reduces (scaling efficiency {scaling_efficiency}): a card with more memory needs less of it',
+  note_model_parallel_beyond_four: '{tp}-way tensor parallel loses speed to its per-layer all-reduces (scaling efficiency {scaling_efficiency}): a card with more memory needs less of it',
+  note_lever_makes_it_fit: 'a card almost fits on {count} cards: one change saves {saved_bytes} and makes it fit (see "Almost fits on fewer cards" in its details)',
+  note_no_queue: 'the first card is available now and finishes first',
+  note_wait_for_best: 'wait for {best}: even after {wait_s} in the queue it finishes first, in {finish_s}',
+  note_switch_now: 'take {first}: it finishes in {finish_s}, {saved_s} before {best}',
+  note_switch_now_break_even: '; past {break_even_tokens} tokens the order of the two changes',
+  note_share_off_peak: 'the batch work fits in the serving pool\'s quiet hours ({window_h} h): sharing saves {saved_cards} cards',
+  note_keep_separate: 'keep the pools separate: the serving pool\'s quiet {window_h} h leave {idle_card_hours} card-hours a day for {batch_card_hours} card-hours of batch work (the longest run takes {longest_batch_h} h)',
+  note_one_kind: 'only one kind of work: one pool',
+  note_owned_idle: 'owned, the {cards} cards stand idle {idle_fraction} of the time: owned cards are sized for the peak',
+  note_rent_follows_peak: 'renting is cheaper: capacity that follows the curve costs {rent_per_month} a month, owning a pool sized for the peak {own_per_month}',
+  note_owning_pays: 'owning is cheaper: a pool sized for the peak costs {own_per_month} a month, renting capacity that follows the curve {rent_per_month}',
+  note_growth_included: 'sized for demand ×{growth} (the planning horizon\'s growth)',
+  share_share_off_peak: 'share', share_keep_separate: 'keep separate', share_one_kind: 'one pool',
+  exp_card: 'Card', exp_cards: 'Cards', exp_setup: 'Setup', exp_memory_gib_per_card: 'Memory per card (GiB)',
+  exp_capacity_gib: 'Card memory (GiB)', exp_time_h: 'Time (h)', exp_decode_tokens_per_s: 'Decode throughput (tokens/s)',
+  exp_cost_usd_total: 'Cost of the run (USD)', exp_cost_usd_per_hour: 'Cost per hour (USD)', exp_power_w: 'Power (W)',
+  exp_title: 'gpuplan plan', exp_model: 'Model', exp_workload: 'Workload', exp_engine_version: 'Engine version', exp_link: 'Share link',
+  exp_workload_training: '{0}: {1} tokens of {2}-token sequences', exp_workload_serving: '{0}: {1} concurrent requests, {2} prompt + {3} output tokens',
+  note_layers_on_cpu: '{n_gpu_layers} of the {layers} layers run on the card; the rest and the output layer stay in host memory, decoded by the CPU at an assumed 50 GB/s',
+  err_ambiguous: 'can be read more than one way: give one of the fields only', err_too_deep: 'nests too deep to be read',
+  err_not_a_number: 'is not a number: "{raw}"', err_batch_needs_seq_len: 'a batch in tokens needs the sequence length to convert it to sequences',
+  err_batch_below_sequence: '{tokens} tokens is less than one sequence of {seq_len} tokens',
+  err_waits_format: 'write card: days pairs like "h100-sxm-80gb: 14", got "{raw}"', err_hf_not_json: 'is not valid JSON',
+  err_hf_not_object: 'must be a JSON object (a config.json)', err_share_link: 'the share link could not be read in full: the defaults are used where it failed',
+  err_invalid_json: 'is not valid JSON', err_missing_field: 'is missing', err_wrong_type: 'has the wrong type',
+  err_out_of_range: 'is out of range', err_inconsistent: 'does not agree with the other fields', err_unknown_gpu: 'names no card in the catalog',
+  err_invalid_combination: 'cannot be combined with the other choices', err_unknown_value: 'is not one of the values it takes',
+  err_unsupported_architecture: 'is an architecture gpuplan cannot plan', err_not_applicable: 'does not apply here',
+  err_invalid_id: 'is not a valid id', err_duplicate_id: 'repeats an id', err_unknown_model: 'names no model in the catalog',
+  err_unknown_field: 'is not a field gpuplan reads', err_invalid_value: 'has a value gpuplan cannot use',
+  err_framework_mismatch: 'does not suit the chosen framework', err_conflicting_fields: 'conflicts with another field',
 };
 
-const zh = {
-  title: 'gpuplan：GPU 容量规划',
-  tagline: '选哪种卡、要几张、怎么配置——以及能不能真正跑起来。先看显存，再算卡数，最后看互联；再加两成余量。',
-  lang: '语言', theme: '主题', theme_auto: '跟随系统', theme_light: '浅色', theme_dark: '深色',
-  line1: '一、用途', line2: '二、模型与上下文', line3: '三、精度',
-  line4: '四、时长或延迟目标', line5: '五、卡数或预算', line6: '六、机房电力',
-  kind: '用途', kind_pretrain: '预训练', kind_full_finetune: '全参数微调',
-  kind_lora: 'LoRA 微调', kind_qlora: 'QLoRA 微调', kind_inference: '推理（在线服务）',
-  framework: '框架（训练框架或推理引擎）', framework_generic: '通用（纯 PyTorch）',
-  framework_line: '{0} 启动后每张卡占用 {1}；其中 KV 缓存 {2} = {3} 个 token = {4} 条“输入 + 输出”序列{5}。',
-  framework_seqs: '；默认最多同时运行 {0} 条',
-  accuracy_link: '准确度如何？（估算与公开实测对比）', likely: '可能范围',
-  no_band: '没有公开实测可用来给出此数值的范围',
-  traffic_fields: '按流量规划（可选）', rps: '每秒请求数', prompt_p95: '输入 token 数（p95）',
-  output_p95: '输出 token 数（p95）', prefix_hit: '前缀缓存命中率（占输入 token 的 %）',
-  traffic_title: '按流量规划', traffic_replicas: '副本数 × 每副本卡数', traffic_concurrency: '每副本在途请求',
-  traffic_ttft: 'p95 首 token 延迟（ms）', traffic_tpot: '每个输出 token 用时（ms）', traffic_cost: '每小时 / 每百万 token',
-  launch_title: '启动命令', launch_run: '显示运行这套配置的命令', launch_copy: '复制命令',
-  limits_title: '这套配置的上限', limits_run: '计算上限（卡型、卡数与并行方式不变）',
-  limits_concurrency: '同时运行的序列：{0} 条（每条 {1} 个 token，满足延迟目标）',
-  limits_context: '每条序列最长上下文：{0} 个 token（同时 {1} 条）{2}',
-  limits_context_alone: '单条序列最长上下文：{0} 个 token{1}', limits_model_limit: '（已达模型自身上限）',
-  limits_micro_batch: '最大 micro-batch：{0}（每条序列 {1} 个 token）',
-  limits_seq_len: '最长序列：{0} 个 token（micro-batch {1}）{2}',
-  limits_largest: '{0}可用的最大模型：{1}，{2} 张卡，{3}，{4}', limits_none: '目录中没有模型能在 {1} 张卡上做{0}',
-  model: '预设模型', hf: '或粘贴 Hugging Face 的 config.json',
-  arch: '或直接给出结构参数（先填层数，将取代预设模型）', layers: '层数',
-  hidden: '隐藏维度', intermediate: 'MLP 中间维度', heads: '注意力头数',
-  kv_heads: 'KV 头数（GQA）', vocab: '词表大小', seq_len: '序列长度（token）',
-  prompt_tokens: '输入 token 数', output_tokens: '输出 token 数', weights: '权重精度',
-  tokens: '训练总 token 数', deadline_h: '截止时间（小时，可选）',
-  concurrency: '并发请求数', ttft_ms: '首 token 延迟目标（毫秒，可选）',
-  tpot_ms: '每个输出 token 时间目标（毫秒，可选）', max_gpus: '最多卡数',
-  budget_usd: '预算（美元，可选）', node_power_w: '每节点功率上限（瓦，可选）',
-  cooling: '散热', cooling_any: '不限', cooling_air: '风冷', cooling_liquid: '液冷',
-  objective: '排序依据', obj_default: '按用途默认', obj_time: '时间', obj_cost: '费用',
-  obj_count: '卡数', obj_power: '功耗',
-  results: '推荐方案', col_gpu: '显卡', col_fits: '放得下', col_count: '卡数',
-  col_setup: '并行配置', col_memory: '每卡显存', col_time: '时间', col_throughput: '吞吐',
-  col_cost: '费用', col_power: '功耗', col_warnings: '提示', details: '详情',
-  advice: '建议', rejected: '未推荐', levers: '怎样才能放得下',
-  detail_memory: '每卡显存明细', detail_explain: '每个数字的公式与假设',
-  request: '发送给引擎的请求', share: '复制分享链接', embed: '复制嵌入代码',
-  export: '导出', export_go: '导出方案', catalog: '显卡目录', catalog_file: '载入自定义 gpus.json 或 models.json',
-  catalog_version: '目录版本', busy: '计算中…', ready: '计算用时', no_rows: '没有满足这些约束的显卡。',
-  share_other_catalog: '此链接基于目录版本 {0}，本页使用 {1}：数字可能不同。',
-  share_other_engine: '它由引擎 {0} 生成；本页运行 {1}，估算结果可能不同（变更见 docs/changes.md）。',
-  copied: '已复制。', yes: '是', no: '否', headroom: '余量', close: '关闭',
-  deadline_hint: '页面按 小时 × 3600 换算为秒发送', per_replica: '每副本', formula: '公式', assumptions: '假设', inputs: '输入', setups: '个配置已评估',
-  diagnosis: '估算显示的错配', measure: '实测，然后校准',
-  method_warmup: '排除预热：脚本跳过前 3 步。',
-  method_cycles: '跑满若干个完整周期（脚本测 10 步；只跑几十步得到的吞吐通常偏高）。',
-  method_inputs: '使用与生产一致的输入长度分布：短样本测出的吞吐偏高。',
-  method_clocks: '记录频率与温度（nvidia-smi -q -d CLOCK,TEMPERATURE）：降频会拉低长时间运行的吞吐。',
-  method_targets: '合格的运行：显存利用率 85%+，GPU 利用率 90%+，内存利用率 70-80%。',
-  m_paste: '粘贴脚本输出（其中的 GPUPLAN_MEASUREMENT 行会自动填写各项）',
-  m_alloc_gib: '峰值已分配（GiB）', m_reserved_gib: '峰值已保留（GiB）', m_oom: '显存不足（OOM）',
-  m_tokens_per_s: '每秒 token 数（整个任务）', m_scaling: '加速比曲线（卡数: 每秒 token）',
-  m_ttft_ms: '首 token 延迟（毫秒，中位数）', m_tpot_ms: '每 token 时间（毫秒，中位数）', m_util_pct: 'GPU 利用率（%）',
-  m_mem_pct: '显存占用（%）', m_host_pct: '主机内存占用（%）', m_label: '记录标签',
-  compare: '与估算对比', c_quantity: '指标', c_estimated: '估算', c_measured: '实测',
-  c_error: '差异', c_calibrated: '校准后估算', yardstick: '监控目标',
-  diagnosis_measured: '根据实测的诊断', calibration_apply: '将这些系数用于所有推荐方案',
-  calibration_clear: '取消校准', calibrated: '已校准',
-  calibration_banner_short: '使用实测得出的校正系数（见表格上方的说明）。',
-  calibration_banner: '已按 {0} 校准：算力 ×{1}，带宽 ×{2}，显存 ×{3}，互联 ×{4}。标有“已校准”的行均使用这些系数。',
-  within: '误差在 10% 以内', beyond: '误差超过 10%', factors: '校正系数', fits: '放得下', not_fits: '放不下',
-  records: '实测记录', records_hint: '每次对比都保存在本浏览器中（本地存储）。',
-  records_export: '导出记录', records_clear: '清空记录',
-  sheet_md: '采购需求单（Markdown）', sheet_html: '采购需求单（可打印 HTML）',
-  fleet_title: '团队资源池：多个负载共用',
-  fleet_hint: '每行一个负载：训练和离线评测每隔若干天运行一次；在线服务给出一天 24 个小时各自的并发用户数。“把上面的规划加为负载”会把六行需求加进来。价格、自有成本等其余字段在 JSON 中编辑（gpuplan fleet 的请求格式，见 docs/contract.md）。',
-  fleet_request: '以 JSON 编辑（价格、自有成本及全部字段）',
-  fleet_col_name: '负载', fleet_col_model: '模型', fleet_col_job: '任务', fleet_col_every: '间隔（天）',
-  fleet_col_amount: '每次规模', fleet_col_length: '序列 / 输入 / 输出 token 数', fleet_col_hours: '每小时并发（24 个）',
-  fleet_job_offline: '离线推理（评测、批处理）', fleet_job_online: '在线服务',
-  fleet_tokens: '训练 token 数', fleet_requests: '请求数', fleet_prompt: '输入 token 数', fleet_output: '输出 token 数',
-  fleet_hours_hint: '24 个数，0 点到 23 点', fleet_add: '把上面的规划加为负载', fleet_remove: '删除负载',
-  fleet_model_json: '（在 JSON 中编辑）', fleet_gpus: '卡型（id，留空为全部）', fleet_max: '每个负载最多卡数',
-  fleet_growth: '增长倍数（如半年 1.5）', fleet_currency: '币种', fleet_per_usd: '每美元折合',
-  fleet_bad_json: '下面的 JSON 不是有效的资源池请求', fleet_not_object: '应为对象 {"workloads": [...]}',
-  fleet_example: '填入示例', fleet_plan: '规划资源池',
-  fleet_owned: '自有卡数', fleet_serving: '服务池（峰值 / 最低 / 利用率）',
-  fleet_batch: '批处理池（卡数 / 利用率）', fleet_share: '是否共用？', fleet_cost: '每月：自有 / 租用',
-  global_batch: '全局批大小（可选）', unit_sequences: '条序列', unit_tokens: '个 token',
-  global_batch_auto: '自动', global_batch_in_sequences: '= 发送 {0} 条序列',
-  global_batch_in_tokens: '= {0} 个 token', headroom_pct: '显存余量（%）',
-  chunked_loss: '分块计算损失（不保存完整 logits）',
-  advanced: '高级训练设置', engine_default: '引擎默认', engine_default_is: '引擎默认（{0}）',
-  optimizer_states: '优化器状态', opt_param: '与参数相同的类型', compile: 'torch.compile（不保留 eager 模式的额外副本）',
-  recompute: '激活重计算', rc_none: '不重计算', rc_selective: '选择性（注意力）', rc_full: '完全（每一层）',
-  rc_op_selective: '按算子选择（torchtitan）', rc_every_n_layers: '每 n 层一层',
-  recompute_every: 'n（每 n 层重计算一层）', pp_schedule: '流水线调度', pp_interleaved: '交错式 1F1B',
-  virtual_stages: '每个流水线阶段的虚拟阶段数', overlap_tp_comm: '张量并行通信与计算重叠',
-  overlap_grad_reduce: '梯度归约与计算重叠', overlap_param_gather: '参数收集与计算重叠',
-  ov_on: '开', ov_off: '关',
-  engine_settings: '推理引擎设置（可选）',
-  engine_settings_hint: '需在上方选择推理引擎；留空则沿用该版本的默认值。',
-  srv_version: '引擎版本', srv_share: '显存占比（vLLM gpu_memory_utilization、SGLang mem_fraction_static、TensorRT-LLM 空闲显存占比）',
-  srv_max_seqs: '最大并发序列数（max_num_seqs）', srv_batched: '每次前向的 token 数（max_num_batched_tokens；llama.cpp n_ubatch）',
-  srv_max_model_len: '最大模型长度（max_model_len）', srv_eager: '不使用 CUDA Graph（enforce_eager）',
-  srv_n_ctx: 'llama.cpp 所有槽位共用的上下文（n_ctx）', srv_cache_k: 'llama.cpp K 缓存类型', srv_cache_v: 'llama.cpp V 缓存类型',
-  mem_used: '{0} / {1}（{2}%）', headroom_line: '+ {0} 余量（{1}%）= {2}：{3}',
-  used_share: '占显存的 {0}%', first_choice: '首选', list_sep: '、',
-  rank_fewest_cards_meeting_deadline: '能在截止时间内完成的最少卡数',
-  rank_fastest_above_knee: '在加卡仍能有效提速的范围内最快',
-  rank_fewest_cards_below_knee: '没有配置能保持良好的扩展效率：取最少卡数',
-  rank_fewest_cards_then_cost: '含余量放得下的最少卡数，其次整次训练费用最低',
-  rank_unpriced_after_priced: '目录中没有价格：排在有价格的卡之后',
-  rank_cheapest_per_million_tokens: '每百万输出 token 费用最低',
-  rank_fastest: '最快', rank_cheapest: '费用最低', rank_fewest_cards: '卡数最少，其次速度', rank_lowest_power: '功耗最低，其次速度',
-  almost_fits: '任选其一即可放进 {0} 张卡：{1}', almost_fits_title: '差一点就能用更少的卡',
-  almost_fits_summary: '在 {0} × {1} 上含余量需要 {2}（显存 {3}）；下列任一改动即可放得下：',
-  fewest_cards: '最少卡数：{0} × {1}，{2}{3}',
-  lever_time: '时间 ×{0}', lever_tpot: '每 token 时间 ×{0}', lever_time_unknown: '未估算时间代价',
-  lever_saves: '节省 {0}',
-  lever_full_recompute: '完全重计算', lever_chunked_loss: '分块计算损失',
-  lever_halve_micro_batch: 'micro-batch 减半（梯度累积加倍）', lever_next_zero_stage: '下一级 ZeRO',
-  lever_adamw_8bit: '8 位 AdamW', lever_offload_optimizer: '优化器卸载到主机内存',
-  lever_sequence_parallel: '序列并行', lever_lora_instead: '改用 LoRA', lever_qlora_instead: '改用 QLoRA',
-  lever_fp8_kv_cache: 'fp8 KV 缓存', lever_fp8_weights: 'fp8 权重', lever_awq_int4_weights: 'AWQ int4 权重',
-  lever_halve_concurrency: '并发减半',
-  reject_exceeds_memory: '最多 {0} 张卡也放不下：最接近的配置每卡需要 {1}（含余量），此卡只有 {2}',
-  reject_exceeds_memory_unknown: '最多 {0} 张卡也放不下：所需显存超过此卡容量',
-  reject_misses_deadline: '放得下的最快配置（{0} 张卡）需要 {1}，截止时间为 {2}；再加卡反而更慢（通信超过计算）',
-  reject_batch_limits_data_parallel: '全局批大小 {0} 条序列无法分到更多卡上：最快的配置 {1} 张卡需要 {2}，截止时间为 {3}；增大全局批大小可让更多卡参与',
-  reject_exceeds_max_gpus: '即使完美扩展，也至少需要 {0} 张卡才能赶上截止时间，超过卡数上限 {1}',
-  reject_exceeds_max_gpus_serving: '需要 {0} 个副本（每个 {1} 个请求）= {2} 张卡，超过卡数上限 {3}',
-  reject_misses_latency_targets: '单条序列也达不到延迟目标：{0} 张卡上首 token {1}、每 token {2}',
-  reject_over_budget: '放得下的最便宜配置需要 {0}，超出预算 {1}', reject_unpriced: '目录中没有价格，无法对照预算（请给出 usd_per_gpu_hour）',
-  reject_inference_only_card: '仅用于推理的设备：这里规划的训练框架需要 CUDA 或 ROCm，请换一种卡训练',
-  reject_engine_unsupported_on_card: '所选服务引擎按其 CUDA/ROCm 版本建模，不能在这台仅推理设备上运行；请改用 llama.cpp 或不指定框架',
-  reject_needs_liquid_cooling: '需要液冷，机房只有风冷', reject_node_power: '一台服务器功耗 {0}，超过每节点上限 {1}（每台至少 {2} 张卡）',
-  part_weights: '权重', part_gradients: '梯度', part_optimizer_states: '优化器状态',
-  part_activations: '激活值', part_kv_cache: 'KV 缓存', part_buffers: '缓冲区（通信、聚合的权重）',
-  part_runtime: '运行时（CUDA 上下文、NCCL、分配器碎片）',
-  share_file_catalog: '此链接不包含从文件加载的目录（{0}）：打开者将使用内置目录。请把文件发布到网上，并在链接中加上 ?catalog=URL 一并发送。',
-  show_all: '显示全部 {0} 个方案',
-  stale_note: '下表是上一次成功的方案，未反映标为错误的输入。',
-  embed_edit: '修改需求', embed_summary: '{0} · {1} · {2} · 最多 {3} 张卡',
-  embed_full: '在完整的规划器中查看全部方案、详情和工具 ↗',
-  detail_gone: '修改之后，这套配置已不在推荐之列：下面显示的是修改前的方案。',
-  download_script: '下载实测脚本', download_script_hint: '用随机权重运行这套配置的 PyTorch 程序，打印实测与估算的对比（gpuplan script）。',
-  waits: '排队时间（卡型: 天，可选）', wait_title: '等卡还是换卡', wait_queue: '排队',
-  wait_run: '运行', wait_finish: '完成时间',
-};
+// The languages the page speaks; a dictionary other than English is fetched when chosen.
+export const kLanguageNames = ['en', 'zh-CN'];
+const kLoaders = { 'zh-CN': () => import('./i18n-zh.js').then((m) => m.zh) };
+export const kLanguages = { en };
+let detailWords = null;  // i18n-detail.js once fetched: { en, zh }
+let detailLoading = null;
 
-export const kLanguages = { en, 'zh-CN': zh };
+function mergeDetail() {
+  if (!detailWords) return;
+  Object.assign(en, detailWords.en);
+  if (kLanguages['zh-CN']) Object.assign(kLanguages['zh-CN'], detailWords.zh);
+}
+
+// The detail view's words (i18n-detail.js), fetched when a detail first opens; until then
+// its pointers and diagnoses fall back to the engine's text.
+export function loadDetailWords() {
+  detailLoading ??= import('./i18n-detail.js').then((m) => {
+    detailWords = m;
+    mergeDetail();
+  }).catch(() => { detailLoading = null; });
+  return detailLoading;
+}
 
 let current = en;
+let currentLang = 'en';
 
+// Fetches lang's dictionary if it is not here yet; answers whether the page has it.
+export async function loadLanguage(lang) {
+  if (!kLanguages[lang] && kLoaders[lang]) {
+    kLanguages[lang] = await kLoaders[lang]();
+    mergeDetail();
+  }
+  return Boolean(kLanguages[lang]);
+}
+
+// Sync: a dictionary not loaded yet falls back to English (chooseLanguage loads it first).
 export function setLanguage(lang) {
   current = kLanguages[lang] ?? en;
-  document.documentElement.lang = kLanguages[lang] ? lang : 'en';
+  currentLang = kLanguages[lang] ? lang : 'en';
+  if (typeof document === 'undefined') return;
+  document.documentElement.lang = currentLang;
   document.title = current.title;
   for (const el of document.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
 }
+
+export async function chooseLanguage(lang) {
+  await loadLanguage(lang).catch(() => false);
+  setLanguage(lang);
+}
+
+// The language the page is written in now ('en' or 'zh-CN').
+export const language = () => currentLang;
 
 // Whether the page has words for key: in the current language only (ownOnly), or with English
 // as the fallback, as t() has.
@@ -307,8 +300,22 @@ export function t(key, ...args) {
   return s.replace(/\{(\d)\}/g, (_, i) => String(args[Number(i)]));
 }
 
+// key's words with named places ({need_bytes}) filled from `values`; null when the key has no
+// words or a place has no value (the caller keeps the engine's message then).
+export function tn(key, values) {
+  if (!has(key)) return null;
+  const s = current[key] ?? en[key];
+  let missing = false;
+  const out = s.replace(/\{([a-z][a-z0-9_]*)\}/g, (_, k) => {
+    const v = values[k];
+    if (v == null || v === '') missing = true;
+    return String(v);
+  });
+  return missing ? null : out;
+}
+
 export function preferredLanguage() {
   const saved = localStorage.getItem('gpuplan.lang');
-  if (saved && kLanguages[saved]) return saved;
+  if (saved && kLanguageNames.includes(saved)) return saved;
   return (navigator.language || '').toLowerCase().startsWith('zh') ? 'zh-CN' : 'en';
 }

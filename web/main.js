@@ -56,7 +56,7 @@ function schedule() {
     plan(null);  // and a plan still running for an older state will not be drawn
     markStale();
     $('#request-json').textContent = '';
-    showErrors([{ path: `/${err.field}`, message: err.message.slice(err.field.length + 2) }]);
+    showErrors([{ path: `/${err.field}`, message: err.message.slice(err.field.length + 2), code: err.code, params: err.params }]);
     setStatus('error', '');
     planDrawn();
     return;
@@ -82,6 +82,7 @@ function init() {
   initPreferences(() => {
     showRelevant();
     fleet?.syncFleetForm();
+    fleet?.redrawFleet();
     noteSharedVersion();
     redrawPlan();
   });

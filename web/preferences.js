@@ -1,5 +1,5 @@
 // The page's language and theme, each kept in this browser (localStorage).
-import { preferredLanguage, setLanguage } from './i18n.js';
+import { chooseLanguage, preferredLanguage, setLanguage } from './i18n.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -12,10 +12,12 @@ function applyTheme(theme) {
 export function initPreferences(languageChanged) {
   const lang = preferredLanguage();
   $('#lang').value = lang;
-  setLanguage(lang);
-  $('#lang').addEventListener('change', (e) => {
+  // English is there at once; another language redraws what was written before it arrived.
+  setLanguage('en');
+  if (lang !== 'en') chooseLanguage(lang).then(languageChanged);
+  $('#lang').addEventListener('change', async (e) => {
     localStorage.setItem('gpuplan.lang', e.target.value);
-    setLanguage(e.target.value);
+    await chooseLanguage(e.target.value);
     languageChanged();
   });
   const theme = localStorage.getItem('gpuplan.theme') || 'auto';

@@ -34,7 +34,9 @@ const kText = {
     fleet_head: ['Card', 'Owned cards', 'Serving peak / min', 'Batch cards', 'Share the pool', 'Per month: own / rent'],
     tokens: '{0} training tokens', deadline: 'within {0} h', serve: '{0} concurrent requests, {1} prompt + {2} output tokens',
     ttft: 'TTFT ≤ {0} ms', tpot: 'TPOT ≤ {0} ms', max: 'at most {0} cards', budget: 'budget ${0}',
-    node: '{0} W per node', seq: '{0}-token sequences',
+    node: '{0} W per node', seq: '{0}-token sequences', replicas: '{0} replicas', hours: '{0} h', per_hour: '/h',
+    cooling: { air: 'air', liquid: 'liquid', air_or_liquid: 'air or liquid' },
+    share: { share_off_peak: 'share', keep_separate: 'keep separate', one_kind: 'one pool' },
   },
   'zh-CN': {
     title: 'GPU 采购需求单', made: '由 gpuplan {0}（目录 {1}）于 {2} 生成。方案链接：',
@@ -63,7 +65,9 @@ const kText = {
     fleet_head: ['显卡', '自有卡数', '服务池峰值 / 最低', '批处理卡数', '是否共用', '每月：自有 / 租用'],
     tokens: '训练 {0} token', deadline: '{0} 小时内完成', serve: '{0} 路并发，输入 {1} + 输出 {2} token',
     ttft: '首 token ≤ {0} ms', tpot: '每 token ≤ {0} ms', max: '最多 {0} 张卡', budget: '预算 ${0}',
-    node: '每节点 {0} W', seq: '序列长度 {0} token',
+    node: '每节点 {0} W', seq: '序列长度 {0} token', replicas: '{0} 个副本', hours: '{0} 小时', per_hour: '/小时',
+    cooling: { air: '风冷', liquid: '液冷', air_or_liquid: '风冷或液冷' },
+    share: { share_off_peak: '共用', keep_separate: '分开', one_kind: '单一池' },
   },
 };
 
@@ -74,11 +78,25 @@ const kKinds = {
     inference: '推理（在线服务）' },
 };
 
+// A card-to-card link by its catalog kind, in words (nvlink4_bridge: NVLink 4 bridge).
+const kLinks = {
+  nvlink5: 'NVLink 5', nvlink4: 'NVLink 4', nvlink4_bridge: 'NVLink 4 bridge', nvlink3: 'NVLink 3', nvlink2: 'NVLink 2',
+  pcie5: 'PCIe 5.0', pcie4: 'PCIe 4.0', pcie3: 'PCIe 3.0', pcie: 'PCIe', infinity_fabric: 'AMD Infinity Fabric',
+  gaudi_roce_200g: 'RoCE 200 Gb/s (Gaudi)', gaudi_roce_100g: 'RoCE 100 Gb/s (Gaudi)', xe_link: 'Intel Xe Link', hccs: 'Huawei HCCS',
+};
+export const linkName = (kind) => kLinks[kind ?? 'pcie'] ?? String(kind).replace(/_/g, ' ');
+const coolingName = (T, c) => (c ? T.cooling[c] ?? String(c).replace(/_/g, ' ') : '—');
+
 function fill(s, ...args) {
   return s.replace(/\{(\d)\}/g, (_, i) => String(args[Number(i)]));
 }
 
 const round = (v, d = 0) => (Number.isFinite(v) ? Number(v.toFixed(d)).toLocaleString('en') : '—');
+
+// The six lines of requirements as [label, value] pairs in lang (the plan exports carry them too).
+export function requirementLines(lang, state) {
+  return sixLines(kText[lang] ?? kText.en, kKinds[lang] ?? kKinds.en, state);
+}
 
 function sixLines(T, kinds, state) {
   const training = state.kind !== 'inference';
@@ -94,7 +112,7 @@ function sixLines(T, kinds, state) {
       : join(fill(T.serve, state.concurrency, state.prompt_tokens, state.output_tokens),
         state.ttft_ms ? fill(T.ttft, state.ttft_ms) : '', state.tpot_ms ? fill(T.tpot, state.tpot_ms) : '')],
     [T.cards, join(fill(T.max, state.max_gpus), state.budget_usd ? fill(T.budget, state.budget_usd) : '')],
-    [T.site, join(state.node_power_w ? fill(T.node, state.node_power_w) : '', state.cooling)],
+    [T.site, join(state.node_power_w ? fill(T.node, state.node_power_w) : '', state.cooling ? coolingName(T, state.cooling) : '')],
   ];
 }
 
@@ -102,7 +120,7 @@ function derived(T, rec, gpu) {
   const e = rec.estimate;
   const p = rec.parallel;
   const intra = gpu?.intra_node ?? {};
-  const link = intra.kind ?? 'pcie';
+  const link = linkName(intra.kind);
   const nodes = Math.ceil(rec.count / (gpu?.gpus_per_node ?? 8));
   const interconnect = rec.count === 1 ? T.ic_one : nodes <= 1
     ? fill(T.ic_node, rec.count, link, round(intra.gb_per_s_per_direction))
@@ -114,21 +132,21 @@ function derived(T, rec, gpu) {
     [T.bandwidth, fill(T.bw_value, round(gpu?.mem_bandwidth_gb_per_s), gpu?.name ?? rec.gpu)],
     [T.interconnect, `${interconnect}${p.tp > 1 ? ` (TP${p.tp})` : ''}`],
     [T.formats, fill(T.fmt_value, rec.precision?.weights ?? '', matmul)],
-    [T.power, fill(T.power_value, round(e.power.node_watts), round(e.power.total_watts), gpu?.cooling ?? '—')],
+    [T.power, fill(T.power_value, round(e.power.node_watts), round(e.power.total_watts), coolingName(T, gpu?.cooling))],
   ];
 }
 
-function optionRow(rec, gpu) {
+function optionRow(T, rec, gpu) {
   const e = rec.estimate;
   const train = e.performance.training;
   const inf = e.performance.inference;
   const p = rec.parallel;
   const setup = [p.tp > 1 ? `TP${p.tp}` : '', p.pp > 1 ? `PP${p.pp}` : '', p.zero ? `ZeRO-${p.zero}` : '',
-    rec.replicas > 1 ? `${rec.replicas} replicas` : ''].filter(Boolean).join(' ') || '—';
-  const speed = train ? `${round(train.time_s / 3600, 1)} h` : `${round(inf.decode_tokens_per_s_total)} tok/s`;
+    rec.replicas > 1 ? fill(T.replicas, rec.replicas) : ''].filter(Boolean).join(' ') || '—';
+  const speed = train ? fill(T.hours, round(train.time_s / 3600, 1)) : `${round(inf.decode_tokens_per_s_total)} tok/s`;
   const cost = train ? e.cost.usd_total : e.cost.usd_per_hour;
   return [gpu?.name ?? rec.gpu, rec.count, setup, `${round(e.memory.total_bytes / GiB, 1)} GiB`, speed,
-    cost == null ? '—' : `${round(cost, 2)}${train ? '' : '/h'}`, `${round(e.power.total_watts)} W`];
+    cost == null ? '—' : `${round(cost, 2)}${train ? '' : T.per_hour}`, `${round(e.power.total_watts)} W`];
 }
 
 function escapeHtml(s) {
@@ -140,10 +158,10 @@ function mdCell(c) {
     .replace(/[|[\]\\`*_!#]/g, (x) => `\\${x}`).replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
-function fleetRow(o) {
+function fleetRow(T, o) {
   const money = (v) => (v == null ? '—' : `${round(v)} ${o.cost.currency}`);
   return [o.name, o.owned_cards, o.serving_pool.peak_cards ? `${o.serving_pool.peak_cards} / ${o.serving_pool.min_cards}` : '—',
-    o.batch_pool.cards || '—', o.share_pools.code, o.cost ? `${money(o.cost.own_per_month)} / ${money(o.cost.rent_per_month)}` : '—'];
+    o.batch_pool.cards || '—', T.share[o.share_pools.code] ?? o.share_pools.code.replace(/_/g, ' '), o.cost ? `${money(o.cost.own_per_month)} / ${money(o.cost.rent_per_month)}` : '—'];
 }
 
 // format 'md' | 'html'; `recs` are the plan's recommendations (best first), `gpus` the catalog's
@@ -157,10 +175,10 @@ export function procurementSheet(format, { lang, state, recs, gpus, link, catalo
   const sections = [
     [T.lines, 'pairs', sixLines(T, kinds, state)],
     [T.derived, 'pairs', first ? derived(T, first, firstGpu) : []],
-    [T.options, 'table', top.map((r) => optionRow(r, gpus.get(r.gpu)))],
-    ...(fleet?.options?.length ? [[T.fleet, 'fleet', fleet.options.slice(0, 3).map(fleetRow)]] : []),
+    [T.options, 'table', top.map((r) => optionRow(T, r, gpus.get(r.gpu)))],
+    ...(fleet?.options?.length ? [[T.fleet, 'fleet', fleet.options.slice(0, 3).map((o) => fleetRow(T, o))]] : []),
     [T.questions, 'list', [fill(T.q1, first ? `${first.count} × ${firstGpu?.name ?? first.gpu}` : '—'),
-      fill(T.q2, firstGpu?.intra_node?.kind ?? 'pcie'), T.q3]],
+      fill(T.q2, linkName(firstGpu?.intra_node?.kind)), T.q3]],
     [T.checks, 'list', [T.m1, T.m2, T.m3]],
     [T.switch, 'text', [T.switch_text, T.prices]],
   ];

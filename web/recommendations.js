@@ -2,7 +2,7 @@
 // it, the advice, wait-or-switch and rejected lists, and the traffic table that follows each plan.
 import { t } from './i18n.js';
 import { kTraining, trafficRequest } from './state.js';
-import { el, rejectionText, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
+import { el, noteText, rejectionText, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
 import { showDefaults, showErrors, state } from './form.js';
 import { closeDetail, detailShown, markDetailGone, openDetail } from './detail-view.js';
 import { rounds } from './engine-client.js';
@@ -73,11 +73,11 @@ export function drawPlan(envelope, ms) {
   rows = result.recommendations.map((rec) => ({ rec, summary: summarize(rec) }));
   drawRows();
   if (open) followDetail(open);
-  renderList($('#advice'), result.advice, (a) => a.message);
+  renderList($('#advice'), result.advice, (a) => noteText(a));
   renderWait($('#wait-section'), result.wait_or_switch, (id) => catalogGpus.get(id)?.name ?? id);
   renderRejected(result.rejected ?? []);
   showDefaults(result.request_normalized);
-  const warnings = result.warnings.map((w) => w.message);
+  const warnings = result.warnings.map((w) => noteText(w));
   setStatus('ready', `${t('ready')} ${ms.toFixed(0)} ms · ${result.setups_evaluated} ${t('setups')}` +
     (rows.length ? '' : ` · ${t('no_rows')}`) + (warnings.length ? ` · ${warnings.join(' · ')}` : ''));
   document.body.dataset.planMs = ms.toFixed(1);

@@ -1,11 +1,17 @@
 // Turns the engine's plan result into the table, the advice, the detail view and the exports.
 // Every text goes in through textContent: nothing from a catalog or a request becomes markup.
-import { has, t } from './i18n.js';
+import { has, language, t, tn } from './i18n.js';
 
 const GiB = 2 ** 30;
 
 // The contract's error line, as the CLI prints it: "<JSON pointer>: <reason>".
 export const errorLine = (e) => `${e.path || '(root)'}: ${e.message}`;
+
+// An input problem in the page's words for its code (err_<code>), else the engine's reason.
+export function errorText(e) {
+  const words = e.code ? tn(`err_${e.code}`, { ...(e.params ?? {}), field: fieldName(e.path) }) : null;
+  return words ?? e.message ?? '';
+}
 
 export function el(tag, props = {}, ...children) {
   const e = document.createElement(tag);
@@ -27,10 +33,10 @@ export const fmt = {
   gib: (b) => `${(b / GiB).toFixed(1)} GiB`,
   duration(s) {
     if (!Number.isFinite(s)) return '—';
-    if (s < 90) return `${s.toFixed(0)} s`;
-    if (s < 5400) return `${(s / 60).toFixed(0)} min`;
-    if (s < 172800) return `${(s / 3600).toFixed(1)} h`;
-    return `${(s / 86400).toFixed(1)} d`;
+    if (s < 90) return t('dur_s', s.toFixed(0));
+    if (s < 5400) return t('dur_min', (s / 60).toFixed(0));
+    if (s < 172800) return t('dur_h', (s / 3600).toFixed(1));
+    return t('dur_d', (s / 86400).toFixed(1));
   },
   ms: (v, digits) => (Number.isFinite(v) ? `${v.toFixed(digits)} ms` : '—'),
   usd: (v) => (v == null ? '—' : `$${v < 100 ? v.toFixed(2) : Math.round(v).toLocaleString('en')}`),
@@ -43,6 +49,87 @@ export const fmt = {
     return Math.abs(v) >= 1000 || Number.isInteger(v) ? String(Math.round(v * 100) / 100) : v.toPrecision(4);
   },
 };
+
+// An engine note's numbers in the unit its name says (need_bytes: GiB, wait_s: a duration,
+// memory_share: a percentage), for the page's words; each also as name_pct.
+const pctText = (v) => `${Math.round(v * 1000) / 10}%`;
+const count = (v) => (Math.abs(v) >= 1e4 ? Math.round(v).toLocaleString('en') : fmt.number(v));
+export function paramText(k, v) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return v;
+  if (k.endsWith('_bytes')) return fmt.gib(v);
+  if (/tokens_per_s/.test(k)) return fmt.rate(v);
+  if (/usd/.test(k)) return fmt.usd(v);
+  if (k === 'mfu') return pctText(v);
+  if (k.endsWith('_ms')) return fmt.ms(v, 1);
+  if (k === 's' || k.endsWith('_s')) return fmt.duration(v);
+  if (/(^|_)(watts|w)$/.test(k)) return fmt.watts(v);
+  if (/(fraction|share|efficiency|utilization)$/.test(k)) return pctText(v);
+  if (/per_month$/.test(k)) return Math.round(v).toLocaleString('en');
+  if (k.endsWith('_h')) return fmt.number(Math.round(v * 10) / 10);
+  return count(v);
+}
+
+function noteValues(params, extra) {
+  const out = {};
+  for (const [k, v] of Object.entries(params ?? {})) {
+    out[k] = paramText(k, v);
+    if (typeof v === 'number') out[`${k}_pct`] = pctText(v);
+  }
+  return { ...out, ...extra };
+}
+
+// A request field's name in the user's words, from its JSON pointer (/workload/tokens: the
+// form's label for tokens), else its last part without underscores.
+export function fieldName(path) {
+  const last = String(path ?? '').split('/').filter(Boolean).pop() ?? '';
+  return has(last) ? t(last) : last.replace(/_/g, ' ');
+}
+
+// Variants of one code that the engine tells apart by a parameter or the field it names.
+const kNoteVariant = {
+  served_below_request: (n) => (n.params?.served === 0 ? 'served_below_request_none' : null),
+  long_run: (n) => (n.path === '/constraints/max_gpus' ? 'long_run_max' : null),
+};
+
+// An engine note (advice, warning, infeasibility, verdict, fleet advice: code, params,
+// message) in the page's words for its code, in the user's language; the engine's English
+// message for a code the page has no words for, or whose numbers are missing. prefix picks
+// the family (note, diag, remedy, yard, factor); extra gives the words' other places.
+export function noteText(n, prefix = 'note', extra = {}) {
+  if (!n) return '';
+  const code = kNoteVariant[n.code]?.(n) ?? n.code;
+  const words = code ? tn(`${prefix}_${code}`, noteValues(n.params, { field: fieldName(n.path), ...extra })) : null;
+  return words ?? n.message ?? n.reason ?? '';
+}
+
+// Wait or switch's verdict: the page's words name the cards (first: the first to finish; best:
+// the plan's first card).
+export function verdictText(w, nameOf = (id) => id) {
+  const v = w.verdict ?? {};
+  const best = nameOf(w.options?.[0]?.gpu ?? '');
+  const first = nameOf(w.first_to_finish ?? '');
+  const text = noteText(v, 'note', { best, first });
+  const even = v.code === 'switch_now' && v.params?.break_even_tokens > 0 && has('note_switch_now_break_even')
+    ? tn('note_switch_now_break_even', noteValues(v.params)) : null;
+  return even && text !== v.message ? `${text}${even}` : text;
+}
+
+// A figure's name for a JSON pointer of the estimate (/memory/per_gpu_bytes/weights: the
+// memory part's words), else its path's last parts without underscores.
+export function pointerName(path) {
+  const key = `ptr${path.replace(/\//g, '_')}`;
+  if (has(key)) return t(key);
+  const part = path.match(/^\/memory\/per_gpu_bytes\/([a-z_]+)$/);
+  if (part && has(`part_${part[1]}`)) return t(`part_${part[1]}`);
+  return path.split('/').filter(Boolean).slice(-2).join(' ').replace(/_/g, ' ');
+}
+
+// A figure as its pointer's unit says (bytes as GiB, seconds as a duration).
+export function pointerValue(path, v) {
+  if (typeof v !== 'number') return fmt.number(v);
+  if (/_bytes(\/|_per_gpu$|$)/.test(path)) return fmt.gib(v);
+  return paramText(path.split('/').pop(), v);
+}
 
 // A figure's likely range from the validation residuals (the result's bands), formatted as
 // the figure is.
@@ -60,12 +147,23 @@ export function bandText(estimate, path) {
   return `${f(b.low)}–${f(b.high)}`;
 }
 
+// A figure's formula: the page's words for the headline figures (formula_<pointer>), else the
+// engine's (English); an input's name: the page's words (input_<name>), else without underscores.
+export function formulaText(path, x) {
+  const key = `formula${path.replace(/\//g, '_')}`;
+  return has(key) ? t(key) : (x?.formula ?? '');
+}
+
+export function inputName(k) {
+  return has(`input_${k}`) ? t(`input_${k}`) : k.replace(/_/g, ' ');
+}
+
 function explainTitle(estimate, path) {
   const x = estimate.explain?.[path];
   const b = estimate.bands?.[path];
   const band = b ? [`${t('likely')}: ${bandText(estimate, path)} (${b.basis})`] : [];
   if (!x) return band.join('');
-  return [x.formula, ...(x.assumptions ?? []), ...band].join('\n');
+  return [formulaText(path, x), ...(x.assumptions ?? []), ...band].join('\n');
 }
 
 // One summary per recommendation: what the table shows, sorts and exports.
@@ -80,9 +178,9 @@ export function summarize(rec) {
     .filter(([, v]) => v > 1).map(([k, v]) => `${k}${v}`);
   const setup = inf
     ? [`${rec.replicas} × ${p.gpus}`, ...axes,
-      rec.concurrency_per_replica ? `${rec.concurrency_per_replica} req/replica` : ''].filter(Boolean).join(' · ')
+      rec.concurrency_per_replica ? t('setup_per_replica', rec.concurrency_per_replica) : ''].filter(Boolean).join(' · ')
     : [[...axes, `DP${dp}`, p.zero ? `ZeRO-${p.zero}` : ''].filter(Boolean).join(' '),
-      `mb ${rec.micro_batch} × ga ${rec.grad_accum}`].join(' · ');
+      t('setup_mb_ga', rec.micro_batch, rec.grad_accum)].join(' · ');
   // Serving: parallel.gpus is one replica, and the estimate (throughput, cost, power) is for it.
   return {
     gpu: rec.gpu, name: e.gpu.name, count: rec.count, setup, replicas: inf ? rec.replicas : 1,
@@ -91,7 +189,7 @@ export function summarize(rec) {
     time_s: train ? train.time_s : null,
     throughput: inf ? inf.decode_tokens_per_s_total : null,
     cost_usd: train ? e.cost.usd_total : e.cost.usd_per_hour,
-    watts: e.power.total_watts, warnings: e.warnings.map((w) => w.message), reason: rec.rank_reason,
+    watts: e.power.total_watts, warnings: e.warnings.map((w) => noteText(w)), reason: rec.rank_reason,
     rank_code: rec.rank_code ?? null, calibrated: Boolean(e.calibration?.applied),
   };
 }
@@ -121,14 +219,14 @@ export function memoryFigures(m) {
 export function leverName(l) {
   if (has(`lever_${l.code}`)) return t(`lever_${l.code}`);
   const change = l.change ?? l;
-  return `${change.path ?? l.code} = ${fmt.number(change.value)}`;
+  return `${change.path ? fieldName(change.path) : String(l.code ?? '').replace(/_/g, ' ')} = ${fmt.number(change.value)}`;
 }
 
 // One lever in a list: what it is, what it saves, what it costs in time, and the engine's words.
 function leverLine(l, training) {
   const time = leverTime(l, training) || t('lever_time_unknown');
   return el('li', { dataset: { code: String(l.code ?? ''), fits: String(Boolean(l.fits)) } },
-    `${leverName(l)}: ${t('lever_saves', fmt.gib(l.saved_bytes ?? 0))}, ${time}${l.cost ? ` — ${l.cost}` : ''}`);
+    `${leverName(l)}: ${t('lever_saves', fmt.gib(l.saved_bytes ?? 0))}, ${time}${l.cost && language() === 'en' ? ` — ${l.cost}` : ''}`);
 }
 
 // What a lever costs in time: the step time (training) or TPOT (serving) multiplier.
@@ -206,7 +304,7 @@ export function renderTable(tbody, rows, training, onDetail, first) {
         dataset: { col: 'time', value: String(s.throughput) },
         title: explainTitle(e, '/performance/inference/decode_tokens_per_s_total'),
       }, ...figure('/performance/inference/decode_tokens_per_s_total', `${fmt.rate(s.throughput)}${perReplica}`),
-      el('span', { className: 'latency' }, `TTFT ${fmt.ms(inf.ttft_ms, 0)} · TPOT ${fmt.ms(inf.tpot_ms, 1)}`));
+      el('span', { className: 'latency' }, t('latency_line', fmt.ms(inf.ttft_ms, 0), fmt.ms(inf.tpot_ms, 1))));
     const costPath = training ? '/cost/usd_total' : '/cost/usd_per_hour';
     const button = el('button', { type: 'button', className: 'detail', 'aria-label': `${t('details')}: ${s.name}` });
     button.textContent = t('details');
@@ -226,8 +324,8 @@ export function renderTable(tbody, rows, training, onDetail, first) {
         ? el('span', { className: 'badge', dataset: { calibrated: 'true' }, title: t('calibration_banner_short') }, ` ${t('calibrated')}`)
         : null),
       memory, time,
-      el('td', { dataset: { col: 'cost' }, title: explainTitle(e, costPath) || 'no price in the catalog for this card' },
-        training || s.cost_usd == null ? fmt.usd(s.cost_usd) : `${fmt.usd(s.cost_usd)}/h${perReplica}`),
+      el('td', { dataset: { col: 'cost' }, title: explainTitle(e, costPath) || t('no_price') },
+        training || s.cost_usd == null ? fmt.usd(s.cost_usd) : `${fmt.usd(s.cost_usd)}${t('per_hour')}${perReplica}`),
       el('td', { dataset: { col: 'power' }, title: explainTitle(e, '/power/total_watts') }, `${fmt.watts(s.watts)}${perReplica}`),
       el('td', { dataset: { col: 'warnings' }, title: s.warnings.join('\n') }, s.warnings.length ? `⚠ ${s.warnings.length}` : ''),
       el('td', {}, button)));
@@ -276,7 +374,9 @@ export function rejectionText(r) {
 export function renderWait(section, w, nameOf = (id) => id) {
   section.hidden = !w;
   if (!w) return;
-  section.querySelector('#wait-verdict').textContent = w.verdict.message;
+  const verdict = section.querySelector('#wait-verdict');
+  verdict.textContent = verdictText(w, nameOf);
+  verdict.title = w.verdict?.message ?? '';
   section.querySelector('tbody').replaceChildren(...w.options.map((o) => el('tr',
     { dataset: { gpu: o.gpu, first: String(o.gpu === w.first_to_finish) } },
     el('th', { scope: 'row' }, nameOf(o.gpu)), el('td', {}, String(o.count)),
@@ -286,8 +386,9 @@ export function renderWait(section, w, nameOf = (id) => id) {
     el('td', {}, fmt.usd(o.usd_total)))));
 }
 
+// An engine note's own message (English, with its sources and names) stays the item's title.
 export function renderList(ul, items, text) {
-  ul.replaceChildren(...items.map((i) => el('li', {}, text(i))));
+  ul.replaceChildren(...items.map((i) => el('li', i?.code ? { title: i.message ?? '', dataset: { code: i.code } } : {}, text(i))));
   ul.parentElement.hidden = items.length === 0;
 }
 
@@ -341,7 +442,7 @@ export function renderDetail(section, rec) {
   for (const [path, x] of Object.entries(e.explain ?? {})) {
     const value = pointer(e, path);
     const body = el('div', { className: 'explain-body' },
-      el('p', {}, el('strong', { text: `${t('formula')}: ` }), x.formula));
+      el('p', {}, el('strong', { text: `${t('formula')}: ` }), formulaText(path, x)));
     const b = e.bands?.[path];
     if (b) body.append(el('p', { text: `${t('likely')}: ${bandText(e, path)} — ${b.basis}` }));
     if (x.assumptions?.length) {
@@ -350,9 +451,10 @@ export function renderDetail(section, rec) {
     }
     const inputs = Object.entries(x.inputs ?? {});
     if (inputs.length) {
-      body.append(el('p', { text: `${t('inputs')}: ${inputs.map(([k, v]) => `${k} = ${fmt.number(v)}`).join(', ')}` }));
+      body.append(el('p', { text: `${t('inputs')}: ${inputs.map(([k, v]) => `${inputName(k)} = ${fmt.number(v)}`).join(t('list_sep'))}` }));
     }
-    explain.append(el('details', {}, el('summary', { text: `${path} = ${fmt.number(value)}` }), body));
+    explain.append(el('details', { dataset: { path } },
+      el('summary', { text: t('explain_summary', pointerName(path), pointerValue(path, value)) }), body));
   }
   section.hidden = false;
 }
@@ -371,28 +473,61 @@ function escapeHtml(s) {
   return String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-// Exports for wikis that forbid iframes: same columns as the table, raw numbers in CSV/JSON.
-export function exportPlan(format, summaries, request, catalogVersion) {
+// Exports for wikis that forbid iframes: same columns as the table, raw numbers in CSV/JSON,
+// headers in the page's language; above the table, its context (issue #19 item 10): the model,
+// the workload, the six lines of requirements, the catalog and engine versions and the share
+// link. context: { model, workload, requirements: [[label, value]], engineVersion, link }.
+// JSON keeps stable machine keys whatever the language.
+export const kExportColumns = ['card', 'cards', 'setup', 'memory_gib_per_card', 'capacity_gib', 'time_h',
+  'decode_tokens_per_s', 'cost_usd', 'power_w'];
+
+export function exportPlan(format, summaries, request, catalogVersion, context = {}) {
   const training = summaries.every((s) => s.time_s != null);
-  const head = ['card', 'cards', 'setup', 'memory_gib_per_card', 'capacity_gib', 'time_h', 'decode_tokens_per_s',
-    training ? 'cost_usd_total' : 'cost_usd_per_hour', 'power_w'];
+  const head = kExportColumns.map((c) => t(c === 'cost_usd' ? (training ? 'exp_cost_usd_total' : 'exp_cost_usd_per_hour') : `exp_${c}`));
   const rows = summaries.map((s) => [s.name, s.count, s.setup, (s.memory_bytes / GiB).toFixed(2),
     (s.capacity_bytes / GiB).toFixed(0), s.time_s == null ? '' : (s.time_s / 3600).toFixed(2),
     s.throughput == null ? '' : s.throughput.toFixed(0), s.cost_usd == null ? '' : s.cost_usd.toFixed(2), Math.round(s.watts)]);
-  return exportTable(format, head, rows, { catalog_version: catalogVersion, request, recommendations: summaries });
+  const lines = [
+    [t('exp_model'), context.model ?? ''], [t('exp_workload'), context.workload ?? ''],
+    ...(context.requirements ?? []),
+    [t('catalog_version'), catalogVersion ?? ''], [t('exp_engine_version'), context.engineVersion ?? ''],
+    [t('exp_link'), context.link ?? ''],
+  ].filter(([, v]) => v !== '' && v != null);
+  if (format === 'json') {
+    return JSON.stringify({
+      language: language(), model: context.model ?? null, workload: context.workload ?? null,
+      requirements: (context.requirements ?? []).map(([label, value]) => ({ label, value })),
+      catalog_version: catalogVersion, engine_version: context.engineVersion ?? null, link: context.link ?? null,
+      request, columns: kExportColumns.map((key, i) => ({ key: key === 'cost_usd' ? (training ? 'cost_usd_total' : 'cost_usd_per_hour') : key, label: head[i] })),
+      recommendations: summaries,
+    }, null, 2);
+  }
+  return exportTable(format, head, rows, null, { title: t('exp_title'), lines });
 }
 
-// One table as Markdown, HTML or CSV (every cell escaped for its format), or `json` as JSON.
-export function exportTable(format, head, rows, json) {
+// One table as Markdown, HTML or CSV (every cell escaped for its format), or `json` as JSON;
+// context ({ title, lines: [[label, value]] }) goes above it: a heading and a list, or in CSV
+// leading rows whose first cell starts with '#', then an empty row.
+export function exportTable(format, head, rows, json, context = null) {
   if (format === 'json') return JSON.stringify(json, null, 2);
-  if (format === 'csv') return [head, ...rows].map((r) => r.map(csvCell).join(',')).join('\n');
+  const lines = context?.lines ?? [];
+  if (format === 'csv') {
+    const lead = context ? [[`# ${context.title}`], ...lines.map(([k, v]) => [`# ${k}`, v]), []] : [];
+    return [...lead, head, ...rows].map((r) => r.map(csvCell).join(',')).join('\n');
+  }
   if (format === 'html') {
     const tr = (cells, tag) => `<tr>${cells.map((c) => `<${tag}>${escapeHtml(c)}</${tag}>`).join('')}</tr>`;
-    return `<table>\n<thead>${tr(head, 'th')}</thead>\n<tbody>\n${rows.map((r) => tr(r, 'td')).join('\n')}\n</tbody>\n</table>`;
+    const cell = (k, v) => (/^https?:\/\//.test(v) ? `<a href="${escapeHtml(v)}">${escapeHtml(v)}</a>` : escapeHtml(v));
+    const lead = context ? `<h2>${escapeHtml(context.title)}</h2>\n<dl>\n${lines.map(([k, v]) =>
+      `<dt>${escapeHtml(k)}</dt><dd>${cell(k, String(v))}</dd>`).join('\n')}\n</dl>\n` : '';
+    return `${lead}<table>\n<thead>${tr(head, 'th')}</thead>\n<tbody>\n${rows.map((r) => tr(r, 'td')).join('\n')}\n</tbody>\n</table>`;
   }
   // Markdown renders inline HTML, so markup is escaped too, not only the cell separator.
   const mdCell = (c) => String(c ?? '').replace(/[&<>]/g, (x) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[x])
     .replace(/[|[\]\\`*_!]/g, (x) => `\\${x}`).replace(/\s*[\r\n]+\s*/g, ' ');
   const md = (cells) => `| ${cells.map(mdCell).join(' | ')} |`;
-  return [md(head), md(head.map(() => '---')), ...rows.map(md)].join('\n');
+  // A link stays as it is (an autolink): escaping its # or _ would break it.
+  const mdValue = (v) => (/^https?:\/\//.test(v) ? `<${String(v).replace(/[<>\s]/g, encodeURIComponent)}>` : mdCell(v));
+  const lead = context ? [`## ${mdCell(context.title)}`, '', ...lines.map(([k, v]) => `- **${mdCell(k)}**: ${mdValue(String(v))}`), ''] : [];
+  return [...lead, md(head), md(head.map(() => '---')), ...rows.map(md)].join('\n');
 }

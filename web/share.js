@@ -1,10 +1,10 @@
 // What leaves the page: the share link the URL hash always holds (and reads back), the embed
 // code and its height messages, and the exports (the procurement sheet's module loads on first use).
-import { t } from './i18n.js';
-import { decodeShare, encodeShare, kDefaults } from './state.js';
+import { language, t } from './i18n.js';
+import { decodeShare, encodeShare, kDefaults, kTraining } from './state.js';
 import { exportPlan } from './render.js';
 import { setState, state, writeForm } from './form.js';
-import { catalogGpus, catalogVersion, engineVersion, fileCatalogParts } from './catalog-loader.js';
+import { catalogGpus, catalogVersion, engineVersion, fileCatalogParts, modelNames } from './catalog-loader.js';
 import { lastRequest, rankedRows, setStatus, sortedRows } from './recommendations.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -87,6 +87,21 @@ async function copy(text, field) {
 }
 
 // latestFleet() gives the fleet panel's answer, if any, for the procurement sheet.
+// What an export says above its table (issue #19 item 10): the model, the workload, the six
+// lines (the procurement sheet's words, fetched on first use), the versions and the link.
+async function exportContext() {
+  const { requirementLines } = await import('./procurement.js');
+  const lang = language();
+  const preset = !state.hf.trim() && !String(state.layers ?? '').trim();
+  const model = preset ? (modelNames.get(state.model) ?? state.model) : state.hf.trim() ? 'config.json'
+    : `${state.layers} × ${state.hidden}`;
+  const kind = t(`kind_${state.kind}`);
+  const workload = kTraining.includes(state.kind)
+    ? t('exp_workload_training', kind, state.tokens, state.seq_len)
+    : t('exp_workload_serving', kind, state.concurrency, state.prompt_tokens, state.output_tokens);
+  return { model, workload, requirements: requirementLines(lang, state), engineVersion, link: shareUrl(false) };
+}
+
 export function initShare(latestFleet) {
   if (embed) document.body.classList.add('embed');
   if (resultView) document.body.classList.add('result-view');
@@ -113,14 +128,14 @@ export function initShare(latestFleet) {
       const { procurementSheet } = await import('./procurement.js');
       $('#export-out').value = procurementSheet(format.slice(6), {
         // The engine's order: sorting a column never changes which option is first.
-        lang: $('#lang').value, state, recs: rankedRows().map((r) => r.rec), gpus: catalogGpus,
+        lang: language(), state, recs: rankedRows().map((r) => r.rec), gpus: catalogGpus,
         link: shareUrl(false), catalogVersion, engineVersion, date: new Date().toISOString().slice(0, 10),
         fleet: latestFleet(),
       });
       return;
     }
     $('#export-out').value = exportPlan(format, sortedRows().map((r) => r.summary),
-      lastRequest ? JSON.parse(lastRequest) : null, catalogVersion);
+      lastRequest ? JSON.parse(lastRequest) : null, catalogVersion, await exportContext());
   });
   if (embed || resultView) new ResizeObserver(postHeight).observe(document.body);
 }

@@ -32,8 +32,20 @@ const kNumbers = [...kArchitecture, 'cal_compute', 'cal_bandwidth', 'cal_memory'
 // 'on', 'off' or '' (the stack's default, which request_normalized reports).
 export const kOverlap = ['tp_comm', 'grad_reduce', 'param_gather'];
 
+// code and params let the page word the problem in the user's language (form.js errorText).
 export class InputError extends Error {
-  constructor(field, message) { super(`${field}: ${message}`); this.field = field; }
+  constructor(field, message, code = '', params = {}) {
+    super(`${field}: ${message}`);
+    this.field = field;
+    this.code = code;
+    this.params = params;
+  }
+}
+
+// Full-width digits, point, minus and comma from a Chinese IME (０-９ ． － ，) read as ASCII.
+export function asciiDigits(text) {
+  return String(text ?? '').replace(/[\uFF10-\uFF19\uFF0E\uFF0D\uFF0B]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0xFEE0))
+    .replace(/\u3002/g, '.');
 }
 
 // A percentage field, checked in the unit the user typed it in (issue #19 item 11: "150 %",
@@ -49,7 +61,7 @@ function num(state, key) {
   const raw = String(state[key] ?? '').trim();
   if (raw === '') return undefined;
   const v = Number(raw);
-  if (!Number.isFinite(v)) throw new InputError(key, `is not a number: "${raw}"`);
+  if (!Number.isFinite(v)) throw new InputError(key, `is not a number: "${raw}"`, 'not_a_number', { raw });
   return v;
 }
 
@@ -151,11 +163,11 @@ export function globalBatchOf(state) {
   if (v === undefined || state.global_batch_unit !== 'tokens') return v;
   const seqLen = num(state, 'seq_len');
   if (seqLen === undefined || !(seqLen > 0)) {
-    throw new InputError('global_batch', 'a batch in tokens needs the sequence length to convert it to sequences');
+    throw new InputError('global_batch', 'a batch in tokens needs the sequence length to convert it to sequences', 'batch_needs_seq_len');
   }
   const sequences = Math.round(v / seqLen);
   if (!(sequences >= 1)) {
-    throw new InputError('global_batch', `${v} tokens is less than one sequence of ${seqLen} tokens`);
+    throw new InputError('global_batch', `${v} tokens is less than one sequence of ${seqLen} tokens`, 'batch_below_sequence', { tokens: v, seq_len: seqLen });
   }
   return sequences;
 }
@@ -196,7 +208,7 @@ export function calibrationOf(state) {
     if (raw === '') continue;
     if (name === 'measured_on') { out[name] = raw; continue; }
     const v = Number(raw);
-    if (!Number.isFinite(v)) throw new InputError(key, `is not a number: "${raw}"`);
+    if (!Number.isFinite(v)) throw new InputError(key, `is not a number: "${raw}"`, 'not_a_number', { raw });
     out[name] = v;
   }
   return Object.keys(out).some((k) => k !== 'measured_on') ? out : undefined;
@@ -211,7 +223,7 @@ export function parseWaits(text) {
     const m = /^([A-Za-z0-9._-]+)\s*[:=]\s*([0-9.eE+]+)$/.exec(part);
     const days = m && Number(m[2]);
     if (!m || !Number.isFinite(days) || days < 0) {
-      throw new InputError('waits', `write card: days pairs like "h100-sxm-80gb: 14", got "${part}"`);
+      throw new InputError('waits', `write card: days pairs like "h100-sxm-80gb: 14", got "${part}"`, 'waits_format', { raw: part });
     }
     out[m[1]] = days * 86400;
   }
@@ -220,9 +232,9 @@ export function parseWaits(text) {
 
 function parseConfig(text) {
   let v;
-  try { v = JSON.parse(text); } catch (e) { throw new InputError('hf_config', e.message); }
+  try { v = JSON.parse(text); } catch (e) { throw new InputError('hf_config', e.message, 'hf_not_json'); }
   if (!v || typeof v !== 'object' || Array.isArray(v)) {
-    throw new InputError('hf_config', 'must be a JSON object (a config.json)');
+    throw new InputError('hf_config', 'must be a JSON object (a config.json)', 'hf_not_object');
   }
   return v;
 }

@@ -117,6 +117,12 @@ async function waitReady(p) {
   return waitPlanned(p, -Infinity);
 }
 
+// The language switch: another dictionary may be fetched first (i18n.js loadLanguage).
+async function setLang(p, lang) {
+  await p.selectOption('#lang', lang);
+  await p.waitForFunction((l) => document.documentElement.lang === l, lang, { polling: 50 });
+}
+
 // Sets a form control as a user would: a <select> by value, anything else by typing; then an
 // explicit change event, which a text input only fires on blur.
 async function setField(p, selector, value) {
@@ -271,7 +277,7 @@ test('language switch', { timeout: kTestTimeout }, () =>
   check('d-language', () => page, async () => {
   const label = () => page.locator('label[for="kind"]').innerText();
   const english = await label();
-  await page.selectOption('#lang', 'zh-CN');
+  await setLang(page, 'zh-CN');
   await page.waitForFunction(() => document.documentElement.lang === 'zh-CN', null, { polling: 50 });
   await page.waitForFunction((en) => document.querySelector('label[for="kind"]')?.innerText !== en,
                              english, { polling: 50 });
@@ -284,7 +290,7 @@ test('language switch', { timeout: kTestTimeout }, () =>
                'zh-CN was not remembered across a reload');
   assert.equal(await page.inputValue('#lang'), 'zh-CN');
   assert.equal(await label(), chinese);
-  await page.selectOption('#lang', 'en');
+  await setLang(page, 'en');
   await page.waitForFunction(() => document.documentElement.lang === 'en', null, { polling: 50 });
   assert.equal(await label(), english);
 }));
@@ -371,10 +377,13 @@ test('bad custom catalog shows its errors', { timeout: kTestTimeout }, () =>
 test('bad input names the field', { timeout: kTestTimeout }, () =>
   check('g-bad-input', () => page, async () => {
   await setField(page, kSeqLen, '-4');
-  await page.waitForFunction(() => document.querySelector('#errors')?.innerText.includes('seq_len'), null,
+  // By its label, not its JSON pointer (issue #19 item 7); the pointer is the line's title.
+  await page.waitForFunction(() => document.querySelector('#errors')?.innerText.includes('Sequence length'), null,
                              { polling: 50 }).catch(() => {});
   const errors = await page.locator('#errors').innerText();
-  assert.ok(errors.includes('seq_len'), `#errors does not name seq_len: "${errors}"`);
+  assert.ok(errors.includes('Sequence length (tokens) — '), `#errors does not name seq_len: "${errors}"`);
+  assert.ok(!errors.includes('/workload/'), `a JSON pointer on the page: "${errors}"`);
+  assert.match(await page.getAttribute('#errors p', 'title'), /^\/workload\/seq_len: /);
   assert.ok(await page.locator('#errors').isVisible(), '#errors is not visible');
   const body = await page.evaluate(() => document.body.innerText);
   assert.ok(!/\bNaN\b/.test(body), 'the page shows NaN');
@@ -445,7 +454,7 @@ test('an answer for an older input is never drawn over a newer input error', { t
   await page.waitForFunction((b) => Number(document.body.dataset.planSeq) > b, before, { polling: 50 });
   await page.waitForTimeout(1500);  // long enough for the 8192 plan to come back
   assert.equal(await status(page), 'error');
-  assert.match(await page.locator('#errors').innerText(), /seq_len/);
+  assert.match(await page.locator('#errors').innerText(), /Sequence length/);
   // The last good plan stays, marked stale (issue #19 item 11); the 8192 answer never replaces it.
   assert.deepEqual(await tableRows(page), good, 'rows of the older input are shown');
   assert.equal(await page.evaluate(() => document.body.dataset.stale), 'true');
@@ -700,7 +709,7 @@ test('hostile catalog names and URL state stay text; the page keeps working', { 
     [`#1.${'A'.repeat(200000)}`, /damaged|holds no form state/],
     [`#1.${Buffer.from([0xff, 0xfe, 0x7b]).toString('base64url')}`, /damaged/],
     [`#7.${b64('{}')}`, /unknown share-link format/],
-    [`#1.${b64(JSON.stringify({ model: evil, hf: '</textarea><script>window.__pwned=1</script>' }))}`, /hf_config|model/],
+    [`#1.${b64(JSON.stringify({ model: evil, hf: '</textarea><script>window.__pwned=1</script>' }))}`, /config\.json|model/],
     [`#1.${b64(JSON.stringify({ kind: '<svg onload=window.__pwned=1>', seq_len: '1e400' }))}`, /kind|seq_len/],
   ];
   for (const [hash, expected] of hostileHashes) {
@@ -768,7 +777,20 @@ test('wait or switch, and the procurement sheet, from the page\'s plan', { timeo
   assert.equal(request.constraints.wait_s[first.gpu], 30 * 86400, text);
   const want = cliPlan(text).wait_or_switch;
   assert.ok(await page.isVisible('#wait-section'));
-  assert.equal(await page.textContent('#wait-verdict'), want.verdict.message);
+  // The verdict is the page's words for its code, naming cards as the catalog does (issue #19
+  // items 7 and 15): the plan's first card, 30 days away, against the first to finish now.
+  const cards = JSON.parse(await readFile('catalog/gpus.json', 'utf8')).gpus;
+  const cardName = (id) => cards.find((g) => g.id === id).name;
+  assert.equal(want.verdict.code, 'switch_now');
+  const d = (v) => `${(v / 86400).toFixed(1)} d`;
+  const verdict = await page.textContent('#wait-verdict');
+  assert.ok(verdict.startsWith(`take ${cardName(want.first_to_finish)}: it finishes in `), verdict);
+  assert.ok(verdict.includes(`${d(want.verdict.params.saved_s)} before ${cardName(want.options[0].gpu)}`), verdict);
+  await setLang(page, 'zh-CN');
+  const zhVerdict = await page.textContent('#wait-verdict');
+  assert.ok(zhVerdict.startsWith(`选 ${cardName(want.first_to_finish)}：`), zhVerdict);
+  assert.ok(zhVerdict.includes(`比 ${cardName(want.options[0].gpu)} 早 ${(want.verdict.params.saved_s / 86400).toFixed(1)} 天`), zhVerdict);
+  await setLang(page, 'en');
   const shown = await page.$$eval('#wait-table tbody tr', (trs) => trs.map((tr) => ({
     gpu: tr.dataset.gpu, first: tr.dataset.first === 'true',
     finish: Number(tr.querySelectorAll('td')[3].dataset.seconds),
@@ -783,7 +805,7 @@ test('wait or switch, and the procurement sheet, from the page\'s plan', { timeo
   // A bad queue names its field.
   await setField(page, '#waits', 'h100: soon');
   await page.waitForFunction(() => document.body.dataset.status === 'error', null, { polling: 50 });
-  assert.match(await page.textContent('#errors'), /waits/);
+  assert.match(await page.textContent('#errors'), /Queues/);
   await setField(page, '#waits', '');
   await waitPlanned(page, seq);
   assert.ok(await page.isHidden('#wait-section'));
@@ -825,6 +847,23 @@ test('the fleet panel equals gpuplan fleet and is kept in the share link', { tim
   const shown = await page.$$eval('#fleet-table tbody tr', (trs) => trs.map((tr) => ({
     gpu: tr.dataset.gpu, owned: Number(tr.dataset.owned), share: tr.querySelector('[data-code]').dataset.code })));
   assert.deepEqual(shown, want.options.map((o) => ({ gpu: o.gpu, owned: o.owned_cards, share: o.share_pools.code })));
+  // The share verdict and the fleet's advice are words, never the engine's codes (issue #19
+  // item 7), in English and, planned again, in Chinese.
+  const fleetText = () => page.evaluate(() => [...document.querySelectorAll('#fleet-table tbody td[data-code]')]
+    .map((td) => td.textContent).concat([...document.querySelectorAll('#fleet-advice li')].map((li) => li.textContent)));
+  const shares = { share_off_peak: 'share', keep_separate: 'keep separate', one_kind: 'one pool' };
+  assert.deepEqual((await fleetText()).slice(0, want.options.length), want.options.map((o) => shares[o.share_pools.code]));
+  await setLang(page, 'zh-CN');
+  await page.click('#fleet-plan');
+  await page.waitForFunction(() => /[\u4e00-\u9fff]/.test(document.querySelector('#fleet-table tbody td[data-code]')?.textContent ?? ''),
+    null, { polling: 50 });
+  for (const x of await fleetText()) {
+    assert.doesNotMatch(x, /\b[a-z]+_[a-z_]+\b/, x);
+    assert.match(x, /[\u4e00-\u9fff]/, x);
+  }
+  // Back in English the panel is drawn again in English, without planning again.
+  await setLang(page, 'en');
+  assert.deepEqual((await fleetText()).slice(0, want.options.length), want.options.map((o) => shares[o.share_pools.code]));
   // The share link carries the fleet text to another tab.
   const link = await page.evaluate(() => location.hash);
   const other = await context.newPage();
@@ -1249,13 +1288,14 @@ test('engine strings stay text; rank and lever codes are worded; a band sits wit
   assert.equal(shown.rows[1].rank, 'the fewest cards that fit with headroom, then the cheapest run');
   assert.equal(shown.rows[1].title, 'engine words');
   // A known lever is worded with its time cost; an unknown one shows the field it changes.
-  assert.equal(shown.rows[0].almost, `Fits on 1 card(s) with any one of: chunked loss (time ×1.05), /x/${evil} = ${evil}`);
+  // (the field by its name, not its pointer: issue #19 item 7)
+  assert.equal(shown.rows[0].almost, `Fits on 1 card(s) with any one of: chunked loss (time ×1.05), ${evil.replace(/_/g, ' ')} = ${evil}`);
   assert.equal(shown.rows[0].fewest, `fewest cards: 2 × ${real.estimate.gpu.name}, 3.0 d`);
   assert.equal(shown.rows[1].almost, null);
   assert.equal(shown.rows[1].fewest, null, 'fewest cards shows beside the first option only');
   assert.ok(shown.box, 'the detail view lists the almost-fit levers');
   assert.deepEqual(shown.levers, [`chunked loss: saves 5.6 GiB, time ×1.05 — ${evil} cost`,
-    `/x/${evil} = ${evil}: saves 0.9 GiB, time cost not estimated`]);
+    `${evil.replace(/_/g, ' ')} = ${evil}: saves 0.9 GiB, time cost not estimated`]);
   assert.equal(shown.reject, `x: ${evil}`, 'a rejection without words for its code shows the engine\'s reason');
 
   // Every band drawn is the band of the figure just before it, and equals the CLI's: training
@@ -1315,16 +1355,22 @@ test('rank codes, almost-fit levers, fewest cards and rejections as the CLI give
   assert.ok(await page.isVisible('#almost-fits-box'));
   // Rejections: English shows the engine's reason; Chinese words the code with its numbers.
   assert.ok(cli.rejected.length > 0, 'this request rejects cards (the test needs one)');
+  // Issue #19 item 7: English words the code too (the engine's reason names request fields);
+  // the engine's reason stays the title.
   const shownRejected = () => page.$$eval('#rejected li', (lis) => lis.map((li) => [li.dataset.code, li.textContent]));
-  assert.deepEqual(await shownRejected(), cli.rejected.map((r) => [r.code, `${r.gpu}: ${r.reason}`]));
-  await page.selectOption('#lang', 'zh-CN');
-  const zh = await shownRejected();
   const memory = cli.rejected.findIndex((r) => r.code === 'exceeds_memory' && r.params.need_bytes > 0);
   assert.ok(memory >= 0);
   const p = cli.rejected[memory].params;
+  const enRejected = await shownRejected();
+  assert.deepEqual(enRejected.map(([code]) => code), cli.rejected.map((r) => r.code));
+  assert.deepEqual(await page.$$eval('#rejected li', (lis) => lis.map((li) => li.title)), cli.rejected.map((r) => r.reason));
+  assert.equal(enRejected[memory][1], `${cli.rejected[memory].gpu}: does not fit even on ${p.max_gpus} cards: the closest ` +
+    `setup needs ${gib(p.need_bytes)} per card with headroom; this card has ${gib(p.capacity_bytes)}`);
+  await setLang(page, 'zh-CN');
+  const zh = await shownRejected();
   assert.equal(zh[memory][1], `${cli.rejected[memory].gpu}: 最多 ${p.max_gpus} 张卡也放不下：最接近的配置每卡需要 ` +
     `${gib(p.need_bytes)}（含余量），此卡只有 ${gib(p.capacity_bytes)}`);
-  await page.selectOption('#lang', 'en');
+  await setLang(page, 'en');
 
   // Pretraining without a deadline: the fewest-cards setup beside the first option only.
   await setField(page, '#kind', 'pretrain');
@@ -1437,10 +1483,10 @@ test('advanced training fields: the request, the memory cell = the CLI, the link
     await setField(page, '#recompute', '');
     seq = await waitPlanned(page, seq);
     cli = cliPlan((await readPage(page)).text);
-    await page.selectOption('#lang', 'zh-CN');
+    await setLang(page, 'zh-CN');
     assert.equal(await firstOption('overlap_param_gather'),
       `引擎默认（${cli.request_normalized.parallel.overlap.param_gather ? '开' : '关'}）`);
-    await page.selectOption('#lang', 'en');
+    await setLang(page, 'en');
     // Serving: the group is hidden and none of it is sent.
     await setField(page, '#kind', 'inference');
     seq = await waitPlanned(page, seq);
@@ -1479,10 +1525,10 @@ test('details survive a re-plan and a language switch; Escape closes them; purpo
   }
   assert.notEqual(title, '', 'no title before the re-plan');
   // Another language redraws the plan: the detail stays.
-  await page.selectOption('#lang', 'zh-CN');
+  await setLang(page, 'zh-CN');
   await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
   assert.equal(await page.isVisible('#detail'), true, 'the detail closed on a language switch');
-  await page.selectOption('#lang', 'en');
+  await setLang(page, 'en');
   await page.waitForFunction(() => document.documentElement.lang === 'en');
   // The chart names the parts in words (issue #19 item 12).
   const labels = await page.$$eval('#memory-chart .chart-label', (els) => els.map((e) => e.textContent));
@@ -1576,4 +1622,151 @@ test('desktop form: two rows of three, equal heights; both themes', { timeout: k
     await page.screenshot({ path: path.join(outDir, `u-desktop-${theme}.png`), fullPage: false });
   }
   await page.selectOption('#theme', 'auto');
+}));
+
+// Issue #19 item 7: every engine message the page shows is the page's words for its code in the
+// user's language. The visible text of the results, advice, wait-or-switch, rejections and the
+// open detail (its explain list included) holds no ASCII snake_case code or JSON pointer, in
+// either language; in Chinese, durations and setups read in Chinese and the explain pointers
+// have Chinese names. Full-width digits typed with a Chinese IME are read as numbers.
+const kSnake = /\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b/g;
+const kShown = ['#status', '#errors', '#results tbody', '#advice-section', '#wait-section', '#rejected-section', '#detail'];
+
+async function shownText(p) {
+  return p.evaluate((sels) => sels.map((s) => document.querySelector(s)?.innerText ?? '').join('\n'), kShown);
+}
+
+test('Chinese all the way: engine codes worded in both languages, pointers named, full-width digits read',
+     { timeout: kTestTimeout }, () => check('zz-chinese', () => page, async () => {
+  await page.goto(`${url}?zh=1`);
+  await waitReady(page);
+  let seq = await planSeq(page);
+  // Pretraining with a queue: advice, rejections, warnings and a wait-or-switch verdict.
+  await setField(page, '#kind', 'pretrain');
+  await setField(page, '#model', 'llama-3.2-1b');
+  await setField(page, '#tokens', '1e9');
+  await setField(page, kMaxGpus, '8');
+  seq = await waitPlanned(page, seq);
+  let cli = cliPlan((await readPage(page)).text);
+  const first = cli.recommendations[0].gpu;
+  await setField(page, '#waits', `${first}: 2`);
+  seq = await waitPlanned(page, seq);
+  cli = cliPlan((await readPage(page)).text);
+  assert.ok(cli.advice.length > 0 && cli.rejected.length > 0 && cli.wait_or_switch, 'the test needs advice, rejections, a verdict');
+  await page.click('#results tbody tr:first-child button.detail');
+  await page.waitForFunction(() => document.querySelectorAll('#explain summary').length > 5, null, { polling: 50 });
+  for (const lang of ['en', 'zh-CN']) {
+    await setLang(page, lang);
+    await page.waitForFunction(() => document.querySelectorAll('#explain summary').length > 5, null, { polling: 50 });
+    const text = await shownText(page);
+    assert.deepEqual([...new Set(text.match(kSnake) ?? [])], [], `${lang}: engine codes on the page:\n${text}`);
+    const summaries = await page.$$eval('#explain summary', (els) => els.map((e) => e.textContent));
+    assert.ok(summaries.every((x) => !x.startsWith('/')), `${lang}: a pointer shown as a path: ${summaries.join(' | ')}`);
+    const advice = await page.$$eval('#advice li', (lis) => lis.map((li) => li.textContent));
+    assert.equal(advice.length, cli.advice.length);
+    if (lang === 'en') {
+      assert.ok(summaries.includes(`Weights = ${(cli.recommendations[0].estimate.memory.per_gpu_bytes.weights / 2 ** 30).toFixed(1)} GiB`),
+        summaries.join(' | '));
+      continue;
+    }
+    // Chinese words for every advice, the verdict and each rejection, with the engine's numbers.
+    for (const a of advice) assert.match(a, /[\u4e00-\u9fff]/, a);
+    assert.match(await page.textContent('#wait-verdict'), /[\u4e00-\u9fff]/);
+    const rejected = await page.$$eval('#rejected li', (lis) => lis.map((li) => li.textContent));
+    rejected.forEach((r, i) => assert.match(r, /[\u4e00-\u9fff]/, `${cli.rejected[i].code}: ${r}`));
+    assert.ok(summaries.some((x) => x.startsWith('权重 = ')), summaries.join(' | '));
+    assert.ok(summaries.some((x) => x.startsWith('训练时间 = ')), summaries.join(' | '));
+    assert.ok(summaries.every((x) => /[\u4e00-\u9fff]/.test(x.split(' = ')[0])), summaries.join(' | '));
+    // The headline formulas are Chinese; durations and setups read in Chinese.
+    const timeFormula = await page.$eval('#explain details[data-path="/performance/training/time_s"] p', (p) => p.textContent);
+    assert.equal(timeFormula, '公式: 训练总 token 数 ÷ 每秒 token 数');
+    const time = await page.textContent('#results tbody tr:first-child td[data-col="time"]');
+    assert.match(time, /\d (天|小时|分钟|秒)/, time);
+    const setup = await page.textContent('#results tbody tr:first-child td[data-col="setup"]');
+    assert.match(setup, /微批 \d+ × 累积 \d+/, setup);
+  }
+  await page.click('#detail-close');
+  // Full-width digits (a Chinese IME) are numbers; a bad number is named in Chinese, no pointer.
+  await setField(page, '#waits', '');
+  seq = await waitPlanned(page, seq);
+  await setField(page, kMaxGpus, '４');
+  await setField(page, '#tokens', '２ｅ９'.replace('ｅ', 'e'));
+  seq = await waitPlanned(page, seq);
+  let { request } = await readPage(page);
+  assert.equal(request.constraints.max_gpus, 4);
+  assert.equal(request.workload.tokens, 2e9);
+  await setField(page, '#tokens', '１．５e9');
+  seq = await waitPlanned(page, seq);
+  ({ request } = await readPage(page));
+  assert.equal(request.workload.tokens, 1.5e9);
+  await setField(page, '#tokens', 'abc');
+  await page.waitForFunction(() => document.body.dataset.status === 'error', null, { polling: 50 });
+  const errors = await page.innerText('#errors');
+  assert.match(errors, /训练总 token 数 — 不是数字：“abc”/, errors);
+  assert.doesNotMatch(errors, /\/workload|tokens:/, errors);
+  await setField(page, '#tokens', '1e9');
+  await waitPlanned(page, seq);
+  await setLang(page, 'en');
+}));
+
+// Issue #19 items 8 and 10: the exports follow the page's language with human headers, and
+// carry their context above the table (model, workload, six lines, versions, share link); the
+// JSON keeps its machine keys; the procurement sheet names no catalog code.
+test('exports in the page\'s language, with their context; the sheet names no code',
+     { timeout: kTestTimeout }, () => check('zz-exports', () => page, async () => {
+  await page.goto(`${url}?exports=1`);
+  await waitReady(page);
+  const exported = async (format) => {
+    await page.selectOption('#export-format', format);
+    await page.click('#export');
+    await page.waitForFunction(() => document.querySelector('#export-out').value.length > 0, null, { polling: 50 });
+    const v = await page.inputValue('#export-out');
+    await page.evaluate(() => { document.querySelector('#export-out').value = ''; });
+    return v;
+  };
+  const { catalogVersion, engineVersion } = await page.evaluate(async () => {
+    const m = await import('./catalog-loader.js');
+    return { catalogVersion: m.catalogVersion, engineVersion: m.engineVersion };
+  });
+  assert.ok(catalogVersion && engineVersion);
+  let csv = (await exported('csv')).split('\n');
+  assert.equal(csv[0], '# gpuplan plan');
+  assert.ok(csv.includes('# Purpose,LoRA fine-tuning'), csv.join('\n'));
+  assert.ok(csv.includes(`# Catalog version,${catalogVersion}`), csv.join('\n'));
+  assert.ok(csv.includes(`# Engine version,${engineVersion}`), csv.join('\n'));
+  assert.ok(csv.some((l) => l.startsWith('# Share link,http') && l.includes('#1.')), csv.join('\n'));
+  assert.ok(csv.includes('Card,Cards,Setup,Memory per card (GiB),Card memory (GiB),Time (h),Decode throughput (tokens/s),' +
+    'Cost of the run (USD),Power (W)'), csv.join('\n'));
+  await setLang(page, 'zh-CN');
+  csv = (await exported('csv')).split('\n');
+  assert.equal(csv[0], '# gpuplan 规划方案');
+  for (const lead of ['# 模型,', '# 负载,', '# 用途,LoRA 微调', '# 模型与上下文,', '# 精度,', '# 时长或延迟目标,', '# 卡数或预算,',
+    '# 机房电力与散热,', `# 目录版本,${catalogVersion}`, `# 引擎版本,${engineVersion}`, '# 分享链接,http']) {
+    assert.ok(csv.some((l) => l.startsWith(lead)), `${lead}\n${csv.join('\n')}`);
+  }
+  const header = csv.find((l) => l.startsWith('显卡,'));
+  assert.equal(header, '显卡,卡数,并行配置,每卡显存（GiB）,卡的显存（GiB）,时间（小时）,解码吞吐（token/秒）,整次费用（美元）,功耗（瓦）');
+  const row = csv[csv.indexOf(header) + 1];
+  assert.match(row, /微批 \d+ × 累积 \d+/, row);
+  const md = await exported('md');
+  assert.match(md, /^## gpuplan 规划方案$/m);
+  assert.match(md, /^- \*\*用途\*\*: LoRA 微调$/m);
+  assert.match(md, /^\| 显卡 \| 卡数 \| 并行配置 \|/m);
+  assert.doesNotMatch(md, /memory_gib_per_card|cost_usd|decode_tokens/);
+  const html = await exported('html');
+  assert.match(html, /<dt>引擎版本<\/dt><dd>/);
+  assert.match(html, /<th>每卡显存（GiB）<\/th>/);
+  const json = JSON.parse(await exported('json'));
+  assert.equal(json.language, 'zh-CN');
+  assert.equal(json.catalog_version, catalogVersion);
+  assert.equal(json.engine_version, engineVersion);
+  assert.match(json.link, /^http.*#1\./);
+  assert.equal(json.requirements.length, 6);
+  assert.equal(json.columns[0].key, 'card');
+  assert.ok('memory_bytes' in json.recommendations[0]);
+  // The procurement sheet: Chinese, and no catalog code (air_or_liquid, nvlink4, infinity_fabric).
+  const sheet = await exported('sheet-md');
+  assert.match(sheet, /^# GPU 采购需求单$/m);
+  assert.doesNotMatch(sheet.replace(/<http[^>]*>/g, ''), kSnake);
+  await setLang(page, 'en');
 }));

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { procurementSheet } from '../../web/procurement.js';
+import { linkName, procurementSheet, requirementLines } from '../../web/procurement.js';
 import { buildRequest, kDefaults } from '../../web/state.js';
 
 const cli = process.env.GPUPLAN_NATIVE_CLI || 'build/native-release/bin/gpuplan';
@@ -37,9 +37,11 @@ test('the English Markdown sheet holds the six lines, the plan\'s options and th
   assert.match(md, new RegExp(`at least ${Math.ceil(need)} GiB`));
   assert.equal((md.match(/^\d\. /gm) ?? []).length, 6, 'three questions and three measurements');
   assert.match(md, /Made by gpuplan e1 \(catalog c1\) on 2026-11-30\. Plan: <https:\/\/example\/#1\.x>/);
-  // The first card's own link is named in the second question.
+  // The first card's own link is named in the second question, in words (nvlink4: NVLink 4),
+  // never by its catalog code (issue #19 item 8).
   const link = gpus.get(plan.recommendations[0].gpu).intra_node?.kind;
-  if (link) assert.ok(md.includes(`inside a server (${link.replace(/_/g, '\\_')})`), link);
+  if (link) assert.ok(md.includes(`inside a server (${linkName(link)})`), link);
+  assert.doesNotMatch(md, /air_or_liquid|infinity_fabric|nvlink\d|share_off_peak|keep_separate/);
 });
 
 test('a team fleet, when planned, joins the sheet with its costs in the user\'s currency', () => {
@@ -63,4 +65,15 @@ test('the Chinese printable HTML sheet escapes every text', () => {
   assert.ok(html.includes('&#60;img src=x onerror=alert(1)&#62;'));
   const md = procurementSheet('md', { ...hostile, lang: 'en' });
   assert.ok(!md.includes('<img') && md.includes('&lt;img'), 'Markdown renders inline HTML: it must be escaped');
+});
+
+test('the six lines name cooling and links in words in both languages, for the exports too', () => {
+  const zh = requirementLines('zh-CN', { ...state, cooling: 'air', node_power_w: '10000' });
+  assert.deepEqual(zh.map(([k]) => k), ['用途', '模型与上下文', '精度', '时长或延迟目标', '卡数或预算', '机房电力与散热']);
+  assert.match(zh[5][1], /风冷/);
+  assert.equal(requirementLines('en', { ...state, cooling: 'liquid' })[5][1], 'liquid');
+  assert.equal(linkName('infinity_fabric'), 'AMD Infinity Fabric');
+  assert.equal(linkName(undefined), 'PCIe');
+  const sheet = procurementSheet('md', { ...args, lang: 'zh-CN' });
+  assert.doesNotMatch(sheet, /[a-z]+_[a-z_]+/, 'a catalog or engine code reached the Chinese sheet');
 });

@@ -25,8 +25,17 @@ test('index.html has no inline script, style or handler (the CSP allows none)', 
   assert.doesNotMatch(html, /\son[a-z]+=/, 'an inline event handler');
 });
 
+// Both dictionaries: the Chinese one is its own module, fetched when chosen.
+async function allLanguages() {
+  const { kLanguages, kLanguageNames, loadDetailWords, loadLanguage } = await import('../../web/i18n.js');
+  for (const lang of kLanguageNames) assert.ok(await loadLanguage(lang), lang);
+  await loadDetailWords();  // the detail view's words, merged into both
+  assert.deepEqual(Object.keys(kLanguages).sort(), ['en', 'zh-CN']);
+  return kLanguages;
+}
+
 test('every text the page names has English and Chinese words', async () => {
-  const { kLanguages } = await import('../../web/i18n.js');
+  const kLanguages = await allLanguages();
   const dir = new URL('../../web/', import.meta.url);
   const keys = new Set([...readFileSync(new URL('index.html', dir), 'utf8').matchAll(/data-i18n="([a-z0-9_]+)"/g)]
     .map((m) => m[1]));
@@ -48,4 +57,91 @@ test('every text the page names has English and Chinese words', async () => {
     for (const [lang, words] of Object.entries(kLanguages)) if (!Object.hasOwn(words, key)) missing.push(`${lang}: ${key}`);
   }
   assert.deepEqual(missing, []);
+});
+
+// Every code the engine can put in front of the user (issue #19 item 7), read from its sources
+// as the rank codes are above: notes (advice, warnings, infeasibility, verdicts, fleet advice),
+// plan rejections, input errors, diagnoses, remedies and the monitoring targets; each needs the
+// page's words in both languages, so no engine English reaches a Chinese page.
+function engineSources(dir = new URL('../../engine/src/', import.meta.url)) {
+  const out = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) out.push(...engineSources(new URL(`${e.name}/`, dir)));
+    else if (e.name.endsWith('.cpp')) out.push([e.name, readFileSync(new URL(e.name, dir), 'utf8')]);
+  }
+  return out;
+}
+
+export function engineCodes() {
+  const codes = { note: new Set(), reject: new Set(), err: new Set(), diag: new Set(), remedy: new Set(), yard: new Set(),
+    factor: new Set() };
+  const all = (re, text, into) => { for (const m of text.matchAll(re)) for (const c of m.slice(1)) if (c) into.add(c); };
+  for (const [name, text] of engineSources()) {
+    all(/Note\{\s*"([a-z_]+)"/g, text, codes.note);
+    all(/Note\{\s*[a-z_.>-]+\s*\?\s*"([a-z_]+)"\s*:\s*"([a-z_]+)"/g, text, codes.note);
+    all(/\bInfeasible\(\s*"([a-z_]+)"/g, text, codes.note);
+    all(/\bwarn\(\s*"([a-z_]+)"/g, text, codes.note);
+    all(/\bError\(\s*"([a-z_]+)"/g, text, codes.err);
+    all(/errors->push_back\(\{\s*"([a-z_]+)"/g, text, codes.err);
+    all(/\bg\.id,\s*"([a-z_]+)"/g, text, codes.reject);
+    all(/\bChecked\(\s*r,\s*"([a-z_]+)"/g, text, codes.remedy);
+    all(/\bAdvice\(\s*"([a-z_]+)"/g, text, codes.remedy);
+    all(/\{\s*(?:just \? "([a-z_]+)" : "([a-z_]+)"|"([a-z_]+)"),\s*"(?:estimate|measurement)"/g, text, codes.diag);
+    if (name === 'calibration_yardstick.cpp') all(/\bAdd\(\s*"([a-z_]+)"/g, text, codes.yard);
+    if (name === 'calibration.cpp') all(/Note\{\s*"(factor_[a-z_]+)"/g, text, codes.factor);
+  }
+  // A card the estimate refuses (estimate.cpp's CardProblem) is rejected under the note's code.
+  for (const c of ['inference_only_card', 'engine_unsupported_on_card']) codes.reject.add(c);
+  // Factor notes are worded under factor_*, not note_*.
+  for (const c of codes.factor) codes.note.delete(c);
+  return codes;
+}
+
+test('every code the engine can emit has the page\'s words in English and Chinese', async () => {
+  const kLanguages = await allLanguages();
+  const codes = engineCodes();
+  const floor = { note: 60, reject: 10, err: 15, diag: 4, remedy: 20, yard: 3, factor: 3 };
+  for (const [family, set] of Object.entries(codes)) {
+    assert.ok(set.size >= floor[family], `only ${set.size} ${family} codes found in engine/src: ${[...set]}`);
+  }
+  assert.ok(codes.note.has('keep_separate') && codes.note.has('switch_now') && codes.note.has('exceeds_memory'));
+  assert.ok(codes.reject.has('misses_deadline') && codes.reject.has('node_power'));
+  const missing = [];
+  for (const [family, set] of Object.entries(codes)) {
+    for (const code of set) {
+      const key = family === 'factor' ? code : `${family}_${code}`;
+      for (const [lang, words] of Object.entries(kLanguages)) if (!Object.hasOwn(words, key)) missing.push(`${lang}: ${key}`);
+    }
+  }
+  assert.deepEqual(missing, []);
+});
+
+test('every figure the detail view explains has a name in both languages', async () => {
+  const kLanguages = await allLanguages();
+  // The explain pointers the engine writes (its JSON writers and physics), as the page's keys.
+  const pointers = new Set();
+  for (const [, text] of engineSources()) {
+    for (const m of text.matchAll(/"(\/(?:memory|performance|power|cost|reliability|framework|model)\/[a-z_/]+[a-z])"/g)) pointers.add(m[1]);
+  }
+  assert.ok(pointers.size >= 20, `only ${pointers.size} pointers`);
+  const missing = [];
+  for (const p of pointers) {
+    const part = p.match(/^\/memory\/per_gpu_bytes\/([a-z_]+)$/);
+    const key = part ? `part_${part[1]}` : `ptr${p.replace(/\//g, '_')}`;
+    for (const [lang, words] of Object.entries(kLanguages)) if (!Object.hasOwn(words, key)) missing.push(`${lang}: ${key} (${p})`);
+  }
+  assert.deepEqual(missing, []);
+  // The headline figures' formulas are Chinese on a Chinese page.
+  for (const p of ['/memory/total_bytes', '/performance/training/time_s', '/performance/inference/tpot_ms',
+    '/performance/inference/decode_tokens_per_s_total', '/power/total_watts', '/cost/usd_per_hour']) {
+    assert.ok(Object.hasOwn(kLanguages['zh-CN'], `formula${p.replace(/\//g, '_')}`), p);
+  }
+});
+
+test('the English and Chinese dictionaries word the same keys (the Chinese formulas of the headline figures aside)', async () => {
+  const kLanguages = await allLanguages();
+  const en = Object.keys(kLanguages.en);
+  const zh = Object.keys(kLanguages['zh-CN']).filter((k) => !k.startsWith('formula_'));
+  assert.deepEqual(en.filter((k) => !zh.includes(k)), [], 'English only');
+  assert.deepEqual(zh.filter((k) => !en.includes(k)), [], 'Chinese only');
 });
