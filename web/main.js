@@ -40,6 +40,7 @@ function loadFleet() {
 // link holds a config read from one, or a .gguf file is chosen.
 let sources = null;
 let sourcesLoading = null;
+let hubTimer = 0;
 function loadSources() {
   sourcesLoading ??= import('./model-sources.js').then((m) => {
     m.initSources({
@@ -72,19 +73,30 @@ function modelSource() {
     $('#hf').value = '';
   }
   if (state.hf_id && !state.hf.trim()) state.hf_id = '';  // its config was deleted: read again
-  sources?.forget(state.model);
   if (hub && state.hf_id !== hub) {
     // Its config pasted after the Hub could not be read: planned with the id as its label.
     if (state.hf.trim() && sources?.hasFailed(hub)) state.hf_id = hub;
     else {
+      sources?.forget(state.model);
       plan(null);
       clearResults();
       $('#request-json').textContent = '';
-      setStatus('busy', t('hub_reading', hub));
-      loadSources().then((m) => m?.readHub(hub));
+      if (sources?.hasFailed(hub)) {  // said why; typing the id again asks again
+        setStatus('error', '');
+        sources.draw();
+        planDrawn();
+      } else {
+        // Asked once typing pauses: not for every prefix of the id on the way.
+        setStatus('busy', t('hub_reading', hub));
+        clearTimeout(hubTimer);
+        hubTimer = setTimeout(() => loadSources().then((m) => {
+          if (hubIdOf(state.model) === hub) m?.readHub(hub);
+        }), 400);
+      }
       return true;
     }
   }
+  sources?.forget(state.model);
   if (state.hf_id && !sources) loadSources().then((m) => m?.draw());
   sources?.draw();
   return false;

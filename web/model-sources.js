@@ -58,10 +58,11 @@ export async function readHub(id) {
   hooks.schedule();
 }
 
-// Forgets a failure when the field no longer names that id (typing it again asks again).
+// Forgets a failure when the field no longer names that id (typing it again asks again), and
+// the Hub's message once the field names no id or its config is there (pasted after it).
 export function forget(model) {
   for (const id of failed.keys()) if (id !== model) failed.delete(id);
-  if (!hubIdOf(model) && message?.key?.startsWith('hub_')) message = null;
+  if ((!hubIdOf(model) || state.hf_id === model) && message?.key?.startsWith('hub_')) message = null;
 }
 
 async function readGguf(file) {
