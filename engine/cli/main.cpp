@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -214,7 +215,7 @@ struct Args {
   std::string command;
   std::vector<std::string> positional;
   std::string catalog_dir;
-  std::string html;  ///< validate: the accuracy page to write
+  std::string html;       ///< validate: the accuracy page to write
   std::string hf_config;  ///< a local config.json that becomes the request's model.hf_config
   bool help = false;
   bool gpus_only = false;
@@ -338,6 +339,13 @@ int Main(int argc, char** argv) {
   if (a.command == "--version") {
     std::cout << "gpuplan " << gpuplan::Version() << "\n";
     return 0;
+  }
+  const std::set<std::string> one_model = {"estimate", "plan",   "script", "calibrate",
+                                           "traffic",  "launch", "limits"};
+  if (!a.hf_config.empty() && one_model.count(a.command) == 0) {
+    return Fail(
+        "--hf-config is for a request with one model: estimate, plan, script, calibrate, "
+        "traffic, launch or limits");
   }
   if (a.command.empty()) {
     std::cout << kMainHelp;

@@ -1571,6 +1571,8 @@ test('a Hugging Face id is read from the Hub, planned as a pasted config, and it
     assert.match(await hubPage.textContent('#hub-status'), /meta-llama\/Llama-3\.1-8B is gated or private on the Hub \(HTTP 401\)/);
     assert.equal(await hubPage.evaluate(() => document.querySelector('#hf-box').open), true);
     assert.equal(await hubPage.inputValue('#hf'), '', 'the last model\'s config stayed');
+    // Focused first: with the model field's suggestion list open, Chromium keeps the typing there.
+    await hubPage.locator('#hf').evaluate((e) => e.focus());
     await setField(hubPage, '#hf', JSON.stringify({ ...kHubConfig, num_hidden_layers: 32 }));
     seq = await waitPlanned(hubPage, seq);
     const gated = (await readPage(hubPage)).request;
