@@ -131,27 +131,10 @@ const en = {
   detail_gone: 'This setup is no longer among the recommendations after your change: what is shown is the earlier plan\'s.',
   download_script: 'Download the measurement script', download_script_hint: 'A PyTorch program that runs this setup with random weights and prints measured against estimated (gpuplan script).',
   waits: 'Queues (card: days, optional)', wait_title: 'Wait or switch', wait_queue: 'Queue',
-  wait_run: 'Run', wait_finish: 'Finished after',  hub_hint: 'A preset, or a Hugging Face id (owner/name, such as Qwen/Qwen2.5-72B-Instruct): the page reads its config.json from huggingface.co.',
+  wait_run: 'Run', wait_finish: 'Finished after',
+  hub_hint: 'A preset, or a Hugging Face id (owner/name, such as Qwen/Qwen2.5-72B-Instruct): the page reads its config.json from huggingface.co.',
   hub_reading: 'Reading {0} from huggingface.co…',
-  hub_gated: '{0} is gated or private on the Hub (HTTP {1}): the page cannot read it without your login. Paste its config.json below (open it where you are logged in) and the plan uses it.',
-  hub_offline: 'Could not reach huggingface.co for {0} (offline, or blocked by a network policy). Paste its config.json below to plan with it.',
-  hub_missing: 'The Hub has no config.json for {0} (HTTP 404): check the id, or paste the config below.',
-  hub_bad: 'The config.json of {0} is not a JSON object: paste a config below.',
-  hub_http: 'The Hub answered HTTP {1} for {0}: try again later, or paste its config.json below.',
-  hub_read: 'From the Hub: {0}', hub_from_link: 'From the share link (not read again): {0}',
-  hub_params: '{0} parameters (safetensors index)', hub_params_approx: '≈{0} parameters (checkpoint size ÷ {1})',
-  hub_params_none: 'parameters: counted by the engine from the architecture (no safetensors index)',
-  hub_layers: '{0} layers', hub_attn_mha: 'multi-head attention ({0} heads)',
-  hub_attn_gqa: 'grouped-query attention ({0} heads, {1} KV heads)', hub_attn_mqa: 'multi-query attention ({0} heads, 1 KV head)',
-  hub_attn_mla: 'multi-head latent attention (KV rank {0})', hub_window: 'sliding window {0}',
-  hub_context: 'context {0} tokens', hub_experts: '{0} experts', hub_tensors: '{0} tensors in the weight map',
-  hub_quant: 'quantisation: {0}', hub_weights: 'weights set to {0}',
   gguf_file: 'Or read a local .gguf file (its header only; planned under llama.cpp)',
-  gguf_reading: 'Reading the header of {0}…', gguf_read: '{0}: GGUF v{1}, architecture {2}, {3} tensors',
-  gguf_types: 'Tensor types: {0}', gguf_exact: 'File type {0}: planned as {1} under llama.cpp',
-  gguf_approx: 'File type {0} is not one of the engine\'s formats: approximated as {2} (the tensors average {1} bits per weight)',
-  gguf_arch_unknown: 'Architecture {0} is not one gpuplan maps to a config.json: read as a Llama-style model',
-  gguf_error: 'Could not read {0}: {1}', gguf_from_link: 'From a GGUF file, as the share link carries it: {0}',
 };
 
 const zh = {
@@ -294,30 +277,18 @@ const zh = {
   detail_gone: '修改之后，这套配置已不在推荐之列：下面显示的是修改前的方案。',
   download_script: '下载实测脚本', download_script_hint: '用随机权重运行这套配置的 PyTorch 程序，打印实测与估算的对比（gpuplan script）。',
   waits: '排队时间（卡型: 天，可选）', wait_title: '等卡还是换卡', wait_queue: '排队',
-  wait_run: '运行', wait_finish: '完成时间',  hub_hint: '预设模型，或 Hugging Face 模型 id（所有者/名称，例如 Qwen/Qwen2.5-72B-Instruct）：页面会从 huggingface.co 读取它的 config.json。',
+  wait_run: '运行', wait_finish: '完成时间',
+  hub_hint: '预设模型，或 Hugging Face 模型 id（所有者/名称，例如 Qwen/Qwen2.5-72B-Instruct）：页面会从 huggingface.co 读取它的 config.json。',
   hub_reading: '正在从 huggingface.co 读取 {0}…',
-  hub_gated: '{0} 在 Hub 上是受限或私有模型（HTTP {1}）：未登录时页面无法读取。请在下方粘贴它的 config.json（在已登录的浏览器中打开），规划即按它进行。',
-  hub_offline: '无法连接 huggingface.co 读取 {0}（离线，或被网络策略拦截）。请在下方粘贴它的 config.json 以进行规划。',
-  hub_missing: 'Hub 上没有 {0} 的 config.json（HTTP 404）：请检查 id，或在下方粘贴配置。',
-  hub_bad: '{0} 的 config.json 不是 JSON 对象：请在下方粘贴配置。',
-  hub_http: 'Hub 对 {0} 返回 HTTP {1}：请稍后重试，或在下方粘贴它的 config.json。',
-  hub_read: '来自 Hub：{0}', hub_from_link: '来自分享链接（未重新读取）：{0}',
-  hub_params: '{0} 个参数（safetensors 索引）', hub_params_approx: '约 {0} 个参数（检查点大小 ÷ {1}）',
-  hub_params_none: '参数量：由引擎根据架构计算（没有 safetensors 索引）',
-  hub_layers: '{0} 层', hub_attn_mha: '多头注意力（{0} 个头）',
-  hub_attn_gqa: '分组查询注意力（{0} 个头，{1} 个 KV 头）', hub_attn_mqa: '多查询注意力（{0} 个头，1 个 KV 头）',
-  hub_attn_mla: '多头潜在注意力（KV 秩 {0}）', hub_window: '滑动窗口 {0}',
-  hub_context: '上下文 {0} 个 token', hub_experts: '{0} 个专家', hub_tensors: '权重映射中有 {0} 个张量',
-  hub_quant: '量化：{0}', hub_weights: '权重格式设为 {0}',
   gguf_file: '或读取本地 .gguf 文件（只读文件头；按 llama.cpp 规划）',
-  gguf_reading: '正在读取 {0} 的文件头…', gguf_read: '{0}：GGUF v{1}，架构 {2}，{3} 个张量',
-  gguf_types: '张量类型：{0}', gguf_exact: '文件类型 {0}：按 llama.cpp 的 {1} 规划',
-  gguf_approx: '文件类型 {0} 不在引擎支持的格式中：近似为 {2}（张量平均每个权重 {1} 位）',
-  gguf_arch_unknown: '架构 {0} 无法映射到 config.json：按 Llama 类模型读取',
-  gguf_error: '无法读取 {0}：{1}', gguf_from_link: '来自 GGUF 文件（分享链接所带）：{0}',
 };
 
 export const kLanguages = { en, 'zh-CN': zh };
+
+// Words a module loaded on first use brings along (i18n-sources.js): the first load skips them.
+export function addWords(more) {
+  for (const [lang, words] of Object.entries(more)) Object.assign(kLanguages[lang], words);
+}
 
 let current = en;
 

@@ -2,11 +2,14 @@
 // Hugging Face id typed into the model field, read from huggingface.co by the browser (hub.js),
 // and a local GGUF file's header (gguf-header.js). Either fills the pasted-config field (`hf`)
 // and `hf_id`, so the request is a pasted config's and the share link carries what was read.
-import { t } from './i18n.js';
+import { addWords, t } from './i18n.js';
+import { kSourceWords } from './i18n-sources.js';
 import { el } from './render.js';
 import { state, suggestWeights } from './form.js';
 import { hubIdOf } from './state.js';
 import { describeConfig, readHubModel } from './hub.js';
+
+addWords(kSourceWords);
 
 const $ = (sel) => document.querySelector(sel);
 const failed = new Map();  // id -> the HubError it answered (not asked again until re-typed)
