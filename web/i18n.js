@@ -132,7 +132,7 @@ const en = {
   download_script: 'Download the measurement script', download_script_hint: 'A PyTorch program that runs this setup with random weights and prints measured against estimated (gpuplan script).',
   waits: 'Queues (card: days, optional)', wait_title: 'Wait or switch', wait_queue: 'Queue',
   wait_run: 'Run', wait_finish: 'Finished after',
-  hub_hint: 'A preset, or a Hugging Face id (owner/name, such as Qwen/Qwen2.5-72B-Instruct): the page reads its config.json from huggingface.co.',
+  hub_hint: 'Or a Hugging Face id (owner/name): its config.json is read from huggingface.co.',
   hub_reading: 'Reading {0} from huggingface.co…',
   gguf_file: 'Or read a local .gguf file (its header only; planned under llama.cpp)',
 };
@@ -278,7 +278,7 @@ const zh = {
   download_script: '下载实测脚本', download_script_hint: '用随机权重运行这套配置的 PyTorch 程序，打印实测与估算的对比（gpuplan script）。',
   waits: '排队时间（卡型: 天，可选）', wait_title: '等卡还是换卡', wait_queue: '排队',
   wait_run: '运行', wait_finish: '完成时间',
-  hub_hint: '预设模型，或 Hugging Face 模型 id（所有者/名称，例如 Qwen/Qwen2.5-72B-Instruct）：页面会从 huggingface.co 读取它的 config.json。',
+  hub_hint: '或 Hugging Face 模型 id（所有者/名称）：从 huggingface.co 读取它的 config.json。',
   hub_reading: '正在从 huggingface.co 读取 {0}…',
   gguf_file: '或读取本地 .gguf 文件（只读文件头；按 llama.cpp 规划）',
 };
