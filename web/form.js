@@ -20,6 +20,17 @@ export function setState(next, problem) {
   weightsChosen = (next.weights ?? 'bf16') !== (next.kind === 'qlora' ? 'nf4' : 'bf16');
 }
 
+// A weights format a model's source implies (a Hub checkpoint's quantisation, a GGUF file's
+// type): set unless the user chose one; `chosen` makes it stick as a user's choice would.
+export function suggestWeights(format, chosen = false) {
+  const select = document.getElementById('weights');
+  if (!format || (weightsChosen && !chosen) || ![...select.options].some((o) => o.value === format)) return false;
+  select.value = format;
+  state.weights = format;
+  if (chosen) weightsChosen = true;
+  return true;
+}
+
 // The form field each engine path belongs to, so an error names what the user typed into.
 const kFieldOfPath = [
   ['/precision/optimizer_states', 'optimizer_states'], ['/memory_techniques/compile', 'compile'],
@@ -33,7 +44,7 @@ const kFieldOfPath = [
   ['/constraints/budget_usd', 'budget_usd'], ['/constraints/node_power_w', 'node_power_w'],
   ['/constraints/ttft_ms', 'ttft_ms'], ['/constraints/tpot_ms', 'tpot_ms'],
   ['/constraints/cooling', 'cooling'], ['/precision', 'weights'], ['/hf_config', 'hf'],
-  ['/model/hf_config', 'hf'], ['/model/preset', 'model'], ['/constraints/wait_s', 'waits'],
+  ['/model/hf_config', 'hf'], ['/model/hf_id', 'model'], ['/model/preset', 'model'], ['/constraints/wait_s', 'waits'],
   ['/workload/global_batch', 'global_batch'], ['/headroom', 'headroom_pct'],
   ['/memory_techniques/chunked_loss', 'chunked_loss'],
   ['/serving/version', 'srv_version'], ['/serving/gpu_memory_utilization', 'srv_share'],

@@ -252,4 +252,7 @@ export const zh = {
   embed_edit: '修改需求',
   embed_summary: '{0} · {1} · {2} · 最多 {3} 张卡',
   embed_full: '在完整的规划器中查看全部方案、详情和工具 ↗',
+  hub_hint: '或 Hugging Face 模型 id（所有者/名称）：从 huggingface.co 读取它的 config.json。',
+  hub_reading: '正在从 huggingface.co 读取 {0}…',
+  gguf_file: '或读取本地 .gguf 文件（只读文件头；按 llama.cpp 规划）',
 };

@@ -129,6 +129,9 @@ const en = {
   part_runtime: 'Runtime (CUDA context, NCCL, allocator slack)',
   share_file_catalog: 'This link does not carry the catalog loaded from a file ({0}): whoever opens it plans with the bundled catalog. Publish the file and add ?catalog=URL to the link to send it along.',
   show_all: 'Show all {0} options',
+  hub_hint: 'Or a Hugging Face id (owner/name): its config.json is read from huggingface.co.',
+  hub_reading: 'Reading {0} from huggingface.co…',
+  gguf_file: 'Or read a local .gguf file (its header only; planned under llama.cpp)',
   stale_note: 'The table below is the last plan that ran; it does not reflect the input marked in error.',
   embed_edit: 'Change the requirements', embed_summary: '{0} · {1} · {2} · up to {3} cards',
   embed_full: 'All options, details and tools in the full planner ↗',
@@ -244,9 +247,21 @@ let detailWords = null;  // i18n-detail.js once fetched: { en, zh }
 let detailLoading = null;
 
 function mergeDetail() {
-  if (!detailWords) return;
-  Object.assign(en, detailWords.en);
-  if (kLanguages['zh-CN']) Object.assign(kLanguages['zh-CN'], detailWords.zh);
+  if (detailWords) {
+    Object.assign(en, detailWords.en);
+    if (kLanguages['zh-CN']) Object.assign(kLanguages['zh-CN'], detailWords.zh);
+  }
+  for (const more of added) {
+    for (const [lang, words] of Object.entries(more)) if (kLanguages[lang]) Object.assign(kLanguages[lang], words);
+  }
+}
+
+// Words a module loaded on first use brings along (i18n-sources.js): the first load skips them.
+// A language fetched later gets them too.
+const added = [];
+export function addWords(more) {
+  added.push(more);
+  mergeDetail();
 }
 
 // The detail view's words (i18n-detail.js), fetched when a detail first opens; until then
@@ -257,6 +272,11 @@ export function loadDetailWords() {
     mergeDetail();
   }).catch(() => { detailLoading = null; });
   return detailLoading;
+}
+
+// Words a module loaded on first use brings along (i18n-sources.js): the first load skips them.
+export function addWords(more) {
+  for (const [lang, words] of Object.entries(more)) Object.assign(kLanguages[lang], words);
 }
 
 let current = en;

@@ -1,6 +1,6 @@
 // Start-up and wiring: every input change re-plans (engine-client.js hands on only the newest
 // answer), the URL hash always holds the share link, and each panel's module draws its part.
-import { buildRequest, calibrationOf, InputError } from './state.js';
+import { buildRequest, calibrationOf, hubIdOf, InputError } from './state.js';
 import { showBanner } from './calibration-view.js';
 import { initPlans, newFormState, plan } from './engine-client.js';
 import { initForm, readForm, showErrors, showRelevant, state, storedCalibration } from './form.js';
@@ -9,6 +9,7 @@ import { initDetail } from './detail-view.js';
 import { drawPlan, initTable, markStale, planSent, redrawPlan, requestTraffic, setStatus } from './recommendations.js';
 import { applyShare, initShare, isShareHash, noteSharedVersion, postHeight, writeShareHash } from './share.js';
 import { initPreferences } from './preferences.js';
+import { t } from './i18n.js';
 
 const $ = (sel) => document.querySelector(sel);
 let seq = 0;              // drawn results so far (body[data-plan-seq])
@@ -35,6 +36,72 @@ function loadFleet() {
   return fleetLoading;
 }
 
+// model-sources.js (a Hub id, a GGUF file) loads when the model field names an id, a share
+// link holds a config read from one, or a .gguf file is chosen.
+let sources = null;
+let sourcesLoading = null;
+let hubTimer = 0;
+function loadSources() {
+  sourcesLoading ??= import('./model-sources.js').then((m) => {
+    m.initSources({
+      schedule: () => schedule(),
+      failed() {
+        plan(null);
+        clearResults();
+        $('#request-json').textContent = '';
+        setStatus('error', '');
+        planDrawn();
+      },
+    });
+    sources = m;
+    return m;
+  }).catch((err) => {
+    sourcesLoading = null;
+    $('#hub-status').hidden = false;
+    $('#hub-status').textContent = `model-sources.js: ${err.message}`;
+  });
+  return sourcesLoading;
+}
+
+// A config read for another model goes when the model field changes; an id not yet read is
+// asked of the Hub first (answers true: the plan waits for it).
+function modelSource() {
+  const hub = hubIdOf(state.model);
+  if (state.hf_id && state.model !== state.hf_id) {
+    state.hf = '';
+    state.hf_id = '';
+    $('#hf').value = '';
+  }
+  if (state.hf_id && !state.hf.trim()) state.hf_id = '';  // its config was deleted: read again
+  if (hub && state.hf_id !== hub) {
+    // Its config pasted after the Hub could not be read: planned with the id as its label.
+    if (state.hf.trim() && sources?.hasFailed(hub)) state.hf_id = hub;
+    else {
+      sources?.forget(state.model);
+      plan(null);
+      clearResults();
+      $('#request-json').textContent = '';
+      if (sources?.hasFailed(hub)) {  // said why; typing the id again asks again
+        setStatus('error', '');
+        sources.draw();
+        planDrawn();
+      } else {
+        // Asked once typing pauses: not for every prefix of the id on the way.
+        setStatus('busy', t('hub_reading', hub));
+        clearTimeout(hubTimer);
+        hubTimer = setTimeout(() => loadSources().then((m) => {
+          if (hubIdOf(state.model) === hub) m?.readHub(hub);
+        }), 400);
+      }
+      return true;
+    }
+  }
+  sources?.forget(state.model);
+  if (state.hf_id && !sources) loadSources().then((m) => m?.draw());
+  sources?.draw();
+  return false;
+}
+
 function planDrawn() {
   document.body.dataset.planSeq = String(++seq);
   postHeight();
@@ -45,7 +112,12 @@ function schedule() {
   showRelevant();
   const preset = !state.hf.trim() && !state.layers.trim();
   $('#model-name').textContent = preset ? (modelNames.get(state.model) ?? '') : '';
+  const waiting = modelSource();
   writeShareHash();
+  if (waiting) {
+    newFormState();
+    return;
+  }
   newFormState();
   let request;
   try {
@@ -81,6 +153,7 @@ function init() {
   initShare(() => fleet?.latestFleet() ?? null);
   initPreferences(() => {
     showRelevant();
+    sources?.draw();
     fleet?.syncFleetForm();
     fleet?.redrawFleet();
     noteSharedVersion();
@@ -118,6 +191,7 @@ function init() {
     e.preventDefault();
     $('#results-section').focus();
   });
+  $('#gguf-file').addEventListener('change', () => loadSources().then((m) => m?.readChosenFile()));
   initTable();
   initCatalog(() => {
     noteSharedVersion();

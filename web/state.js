@@ -13,13 +13,21 @@ export const kDefaults = Object.freeze({
   optimizer_states: '', compile: '', recompute: '', recompute_every: '', pp_schedule: '',
   virtual_stages: '', overlap_tp_comm: '', overlap_grad_reduce: '', overlap_param_gather: '',
   srv_version: '', srv_share: '', srv_max_seqs: '', srv_batched: '', srv_max_model_len: '',
-  srv_eager: '', srv_n_ctx: '', srv_cache_k: '', srv_cache_v: '',
+  srv_eager: '', srv_n_ctx: '', srv_cache_k: '', srv_cache_v: '', hf_id: '',
 });
 
 // The explicit-architecture fields (the contract's model numbers); layers turns them on.
 export const kArchitecture = ['layers', 'hidden', 'intermediate', 'heads', 'kv_heads', 'vocab'];
 
 export const kTraining = ['pretrain', 'full_finetune', 'lora', 'qlora'];
+
+// A Hugging Face id typed into the model field (owner/name; presets have no '/'). `hf_id` is
+// the source of the config in `hf`: such an id when the page read it from the Hub (the share
+// link carries both, so it opens offline), 'gguf:FILE' for a GGUF file's header, else ''.
+export function hubIdOf(text) {
+  const s = String(text ?? '').trim();
+  return s.length <= 160 && /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s) ? s : null;
+}
 
 // Fields the page turns into numbers; an empty optional one is left out of the request.
 const kNumbers = [...kArchitecture, 'cal_compute', 'cal_bandwidth', 'cal_memory', 'cal_interconnect',
@@ -67,7 +75,8 @@ function num(state, key) {
 
 // Builds the engine request. Range checks are the engine's: it names the JSON field.
 export function buildRequest(state) {
-  const model = state.hf.trim() ? { hf_config: parseConfig(state.hf) }
+  const hubId = hubIdOf(state.hf_id);
+  const model = state.hf.trim() ? { hf_config: parseConfig(state.hf), ...(hubId ? { hf_id: hubId } : {}) }
     : String(state.layers ?? '').trim() ? Object.fromEntries(kArchitecture.map((k) => [k, num(state, k)]))
       : { preset: state.model };
   const training = kTraining.includes(state.kind);
@@ -279,6 +288,7 @@ const kFormatDefaults = Object.freeze({
     pp_schedule: '', virtual_stages: '', overlap_tp_comm: '', overlap_grad_reduce: '',
     overlap_param_gather: '', srv_version: '', srv_share: '', srv_max_seqs: '', srv_batched: '',
     srv_max_model_len: '', srv_eager: '', srv_n_ctx: '', srv_cache_k: '', srv_cache_v: '',
+    hf_id: '',
   }),
 });
 export const kCurrentFormatDefaults = kFormatDefaults[kFormat];

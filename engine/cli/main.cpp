@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -46,7 +47,10 @@ Usage:
 
 Every command takes --help. Results go to stdout (exit 0); input errors go to stderr, one per
 line with the JSON path of the field (exit 2). --catalog DIR reads DIR/gpus.json and
-DIR/models.json instead of the catalog built into this binary.
+DIR/models.json instead of the catalog built into this binary. --hf-config FILE (estimate,
+plan, script, calibrate, traffic, launch, limits) reads a local config.json and plans with it
+as the request's model.hf_config (model.hf_id, if given, stays as its label); the CLI never
+fetches anything from the network.
 )";
 
 constexpr const char* kEstimateHelp = R"(gpuplan estimate [FILE|-] [--catalog DIR]
@@ -211,7 +215,8 @@ struct Args {
   std::string command;
   std::vector<std::string> positional;
   std::string catalog_dir;
-  std::string html;  ///< validate: the accuracy page to write
+  std::string html;       ///< validate: the accuracy page to write
+  std::string hf_config;  ///< a local config.json that becomes the request's model.hf_config
   bool help = false;
   bool gpus_only = false;
   bool models_only = false;
@@ -236,6 +241,12 @@ Args ParseArgs(int argc, char** argv) {
         a.error = "--html needs a file";
       } else {
         a.html = argv[++i];
+      }
+    } else if (s == "--hf-config") {
+      if (i + 1 >= argc) {
+        a.error = "--hf-config needs a config.json file";
+      } else {
+        a.hf_config = argv[++i];
       }
     } else if (s == "--gpus") {
       a.gpus_only = true;
@@ -297,12 +308,44 @@ std::optional<gpuplan::Engine> LoadEngine(const Args& a) {
   return gpuplan::Engine(*gpus, *models);
 }
 
+// --hf-config FILE: the local config.json becomes the request's model.hf_config, replacing a
+// preset or explicit numbers there; model.hf_id, if the request has one, stays as its label.
+// The file is read here and never fetched: the CLI does not touch the network.
+std::optional<std::string> WithHfConfig(const std::string& request, const std::string& path) {
+  const auto text = ReadFile(path);
+  if (!text) {
+    Fail("cannot read " + path);
+    return std::nullopt;
+  }
+  Json config = Json::parse(*text, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) {
+    Fail(path + ": is not a JSON object (a config.json)");
+    return std::nullopt;
+  }
+  Json doc = Json::parse(request, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return request;  // the engine names the problem
+  Json model = Json::object();
+  if (doc.contains("model") && doc["model"].is_object() && doc["model"].contains("hf_id")) {
+    model["hf_id"] = doc["model"]["hf_id"];
+  }
+  model["hf_config"] = std::move(config);
+  doc["model"] = std::move(model);
+  return doc.dump();
+}
+
 int Main(int argc, char** argv) {
   const Args a = ParseArgs(argc, argv);
   if (!a.error.empty()) return Fail(a.error + " (see gpuplan --help)");
   if (a.command == "--version") {
     std::cout << "gpuplan " << gpuplan::Version() << "\n";
     return 0;
+  }
+  const std::set<std::string> one_model = {"estimate", "plan",   "script", "calibrate",
+                                           "traffic",  "launch", "limits"};
+  if (!a.hf_config.empty() && one_model.count(a.command) == 0) {
+    return Fail(
+        "--hf-config is for a request with one model: estimate, plan, script, calibrate, "
+        "traffic, launch or limits");
   }
   if (a.command.empty()) {
     std::cout << kMainHelp;
@@ -314,8 +357,12 @@ int Main(int argc, char** argv) {
     if (a.help) return std::cout << help, 0;
     if (a.positional.size() > 1) return Fail(a.command + " takes one request file");
     const std::string file = a.positional.empty() ? "-" : a.positional[0];
-    const auto request = ReadFile(file);
+    auto request = ReadFile(file);
     if (!request) return Fail("cannot read " + file);
+    if (!a.hf_config.empty()) {
+      request = WithHfConfig(*request, a.hf_config);
+      if (!request) return 2;
+    }
     auto engine = LoadEngine(a);
     if (!engine) return 2;
     return Emit(call(*engine, *request), text_field);

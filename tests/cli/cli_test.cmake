@@ -116,3 +116,30 @@ foreach(cmd limits launch)
   endif()
 endforeach()
 message(STATUS "cli contract checks passed")
+
+# --hf-config FILE: a local config.json becomes the request's model.hf_config (the preset goes),
+# model.hf_id stays as its label and is the repository the launch command loads.
+execute_process(COMMAND ${GPUPLAN} launch ${SRC}/tests/cli/hf_id_request.json
+                        --hf-config ${SRC}/tests/cli/qwen2_config.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "launch --hf-config: exit ${rc}, stderr: ${err}")
+endif()
+string(JSON command GET "${out}" command)
+string(JSON label GET "${out}" request_normalized model hf_id)
+string(JSON layers GET "${out}" request_normalized model hf_config num_hidden_layers)
+if(NOT command MATCHES "^vllm serve Qwen/Qwen2.5-1.5B" OR NOT label STREQUAL "Qwen/Qwen2.5-1.5B"
+   OR NOT layers EQUAL 28)
+  message(FATAL_ERROR "launch --hf-config: ${command} / ${label} / ${layers}")
+endif()
+execute_process(COMMAND ${GPUPLAN} estimate ${SRC}/tests/cli/hf_id_request.json --hf-config /nonexistent.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "cannot read /nonexistent.json")
+  message(FATAL_ERROR "--hf-config without a file: exit ${rc}, ${err}")
+endif()
+# hf_id with a preset: a label that names the repository.
+execute_process(COMMAND ${GPUPLAN} estimate - INPUT_FILE ${SRC}/tests/cli/hf_id_request.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "hf_id with a preset: exit ${rc}, ${err}")
+endif()

@@ -104,6 +104,26 @@ TEST(Request, PastedConfigMatchesThePreset) {
   EXPECT_EQ(Result(req)["memory"], Result(Minimal())["memory"]);
 }
 
+TEST(Request, AHubIdLabelsThePastedConfig) {
+  // model.hf_id names the model and is kept in request_normalized; the figures are the config's.
+  const Json config = Json::parse(R"({"model_type": "llama", "hidden_size": 4096,
+      "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": false,
+      "max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3"}})");
+  Json req = Minimal();
+  req["model"] = {{"hf_config", config}, {"hf_id", "meta-llama/Llama-3.1-8B"}};
+  const Json r = Result(req);
+  EXPECT_EQ(r["memory"], Result(Minimal())["memory"]);
+  EXPECT_EQ(r["request_normalized"]["model"]["hf_id"], "meta-llama/Llama-3.1-8B");
+  // Alone it is a label without a model: the engine never fetches one.
+  req["model"] = {{"hf_id", "meta-llama/Llama-3.1-8B"}};
+  const Json alone = Envelope(req);
+  EXPECT_FALSE(alone["ok"].get<bool>());
+  EXPECT_TRUE(HasPath(alone, "/model/hf_config"));
+  req["model"] = {{"preset", "llama-3.1-8b"}, {"hf_id", 7}};
+  EXPECT_TRUE(HasPath(Envelope(req), "/model/hf_id"));
+}
+
 TEST(Request, AQuantisedCheckpointDeclaresItsKvCacheType) {
   // compressed-tensors' kv_cache_scheme of 8-bit floats and ModelOpt's kv_cache_quant_algo
   // FP8 make the KV cache fp8 by default: Llama 3.1 8B's 131,072 B a token halve to 65,536 B.

@@ -1770,3 +1770,162 @@ test('exports in the page\'s language, with their context; the sheet names no co
   assert.doesNotMatch(sheet.replace(/<http[^>]*>/g, ''), kSnake);
   await setLang(page, 'en');
 }));
+
+// Issue #20 item 4: a Hugging Face id in the model field. The Hub is a stub answered inside the
+// browser (page.route): nothing leaves the machine, and a context route refuses huggingface.co
+// to every page without a stub (the offline case). The CSP is checked by the browser before a
+// route sees a request, so a stub that answers proves connect-src lets huggingface.co through.
+const kHubConfig = {
+  architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', hidden_size: 1536, intermediate_size: 8960,
+  num_hidden_layers: 28, num_attention_heads: 12, num_key_value_heads: 2, vocab_size: 151936,
+  max_position_embeddings: 32768, tie_word_embeddings: true, torch_dtype: 'bfloat16',
+};
+const kHubIndex = { metadata: { total_parameters: 1543714304, total_size: 3087428608 },
+  weight_map: { 'model.embed_tokens.weight': 'model-00001-of-00002.safetensors',
+    'model.norm.weight': 'model-00002-of-00002.safetensors' } };
+
+async function stubHub(p, asked) {
+  await p.route('https://huggingface.co/**', (route) => {
+    const where = new URL(route.request().url());
+    asked.push(where.pathname);
+    const cors = { 'Access-Control-Allow-Origin': '*' };
+    const json = (status, body) => route.fulfill({ status, headers: cors, contentType: 'application/json',
+      body: JSON.stringify(body) });
+    if (where.pathname.startsWith('/meta-llama/')) return json(401, { error: 'Access to model is restricted' });
+    if (where.pathname === '/Qwen/Qwen2.5-1.5B-Instruct/resolve/main/config.json') return json(200, kHubConfig);
+    if (where.pathname === '/Qwen/Qwen2.5-1.5B-Instruct/resolve/main/model.safetensors.index.json') {
+      return json(200, kHubIndex);
+    }
+    return json(404, { error: 'Entry not found' });
+  });
+}
+
+// The Hub's 404s and 401s are expected here; any other console or page error still counts.
+function dropHubNoise() {
+  const kept = problems.filter((line) => !/huggingface\.co/.test(line));
+  problems.splice(0, problems.length, ...kept);
+}
+
+test('a Hugging Face id is read from the Hub, planned as a pasted config, and its link works offline; gated and offline say so', { timeout: kTestTimeout * 2 }, () =>
+  check('s-hub', () => page, async () => {
+  await context.route('https://huggingface.co/**', (route) => route.abort('internetdisconnected'));
+  const hosts = new Set();
+  const onRequest = (r) => hosts.add(new URL(r.url()).host);
+  context.on('request', onRequest);
+  const asked = [];
+  const hubPage = await context.newPage();
+  try {
+    await stubHub(hubPage, asked);
+    await hubPage.goto(url);
+    await waitReady(hubPage);
+    let seq = await planSeq(hubPage);
+    await setField(hubPage, '#kind', 'inference');
+    await setField(hubPage, '#model', 'Qwen/Qwen2.5-1.5B-Instruct');
+    seq = await waitPlanned(hubPage, seq);
+    const { request } = await readPage(hubPage);
+    assert.equal(request.model.hf_id, 'Qwen/Qwen2.5-1.5B-Instruct');
+    assert.equal(request.model.hf_config.num_hidden_layers, 28);
+    assert.equal(request.model.preset, undefined);
+    await assertPageMatchesCli(hubPage);
+    assert.deepEqual(asked.sort(), ['config.json', 'hf_quant_config.json', 'model.safetensors.index.json']
+      .map((f) => `/Qwen/Qwen2.5-1.5B-Instruct/resolve/main/${f}`));
+    const info = await hubPage.textContent('#hub-info');
+    for (const want of ['From the Hub: Qwen/Qwen2.5-1.5B-Instruct', '1.54B parameters', '28 layers',
+      'grouped-query attention (12 heads, 2 KV heads)', 'context 32,768 tokens', 'tensors in the weight map: 2']) {
+      assert.ok(info.includes(want), `#hub-info lacks "${want}": ${info}`);
+    }
+    assert.equal(await hubPage.inputValue('#hf'), JSON.stringify(kHubConfig, null, 2));
+
+    // The share link carries the id and the config: it plans offline without asking the Hub.
+    await hubPage.click('#share');
+    const link = await hubPage.inputValue('#share-url');
+    const offline = await context.newPage();
+    await offline.goto(link);
+    await waitReady(offline);
+    assert.deepEqual((await readPage(offline)).request.model, request.model);
+    assert.match(await offline.textContent('#hub-info'), /From the share link \(not read again\): Qwen\/Qwen2\.5-1\.5B-Instruct/);
+    assert.equal(asked.length, 3, 'the share link asked the Hub again');
+
+    // Offline (the request fails): said so, and a pasted config plans with the id as its label.
+    seq = await planSeq(offline);
+    await setField(offline, '#model', 'Qwen/Qwen2.5-7B-Instruct');
+    await offline.waitForSelector('body[data-status="error"]');
+    assert.match(await offline.textContent('#hub-status'), /Could not reach huggingface\.co for Qwen\/Qwen2\.5-7B-Instruct/);
+    assert.equal(await offline.textContent('#results tbody'), '');
+    await offline.close();
+
+    // Gated (401): said so, the paste box opens, and the pasted config is planned.
+    seq = await planSeq(hubPage);
+    await setField(hubPage, '#model', 'meta-llama/Llama-3.1-8B');
+    await hubPage.waitForSelector('body[data-status="error"]');
+    assert.match(await hubPage.textContent('#hub-status'), /meta-llama\/Llama-3\.1-8B is gated or private on the Hub \(HTTP 401\)/);
+    assert.equal(await hubPage.evaluate(() => document.querySelector('#hf-box').open), true);
+    assert.equal(await hubPage.inputValue('#hf'), '', 'the last model\'s config stayed');
+    // Focused first: with the model field's suggestion list open, Chromium keeps the typing there.
+    await hubPage.locator('#hf').evaluate((e) => e.focus());
+    await setField(hubPage, '#hf', JSON.stringify({ ...kHubConfig, num_hidden_layers: 32 }));
+    seq = await waitPlanned(hubPage, seq);
+    const gated = (await readPage(hubPage)).request;
+    assert.equal(gated.model.hf_id, 'meta-llama/Llama-3.1-8B');
+    assert.equal(gated.model.hf_config.num_hidden_layers, 32);
+    assert.equal(await hubPage.isHidden('#hub-status'), true, 'the gated message stayed after the paste');
+    await assertPageMatchesCli(hubPage);
+    // In Chinese too.
+    await setField(hubPage, '#lang', 'zh-CN');
+    assert.match(await hubPage.textContent('#hub-hint'), /Hugging Face 模型 id/);
+    await setField(hubPage, '#lang', 'en');
+    // Back to a preset: the Hub's config goes with its model.
+    seq = await planSeq(hubPage);
+    await setField(hubPage, '#model', 'llama-3.1-8b');
+    await waitPlanned(hubPage, seq);
+    assert.deepEqual((await readPage(hubPage)).request.model, { preset: 'llama-3.1-8b' });
+    assert.equal(await hubPage.isHidden('#hub-info'), true);
+  } finally {
+    await hubPage.close();
+    context.off('request', onRequest);
+    await context.unroute('https://huggingface.co/**');
+  }
+  assert.deepEqual([...hosts].filter((h) => h && !/^127\.0\.0\.1:\d+$/.test(h)), ['huggingface.co'],
+    'a request went to another host');
+  dropHubNoise();
+}));
+
+// Issue #20 item 5: a local .gguf file's header plans under llama.cpp with its file type.
+test('a GGUF file\'s header is read in the page and planned under llama.cpp', { timeout: kTestTimeout }, () =>
+  check('t-gguf', () => page, async () => {
+  const { gguf, kKv, kTensors } = await import('./gguf-writer.mjs');
+  // A small Llama-shaped model; the tensors' data need not be there (only the header is read).
+  const kv = kKv.map((e) => ({ 'llama.block_count': ['llama.block_count', 4, 2],
+    'llama.embedding_length': ['llama.embedding_length', 4, 2048],
+    'llama.feed_forward_length': ['llama.feed_forward_length', 4, 8192] }[e[0]] ?? e));
+  const tensors = kTensors.map(([n, d, type]) => [n, d.map((x) => x * 32), type]);
+  await page.goto(url);
+  await waitReady(page);
+  let seq = await planSeq(page);
+  await page.setInputFiles('#gguf-file', { name: 'tiny-q4_k_m.gguf', mimeType: 'application/octet-stream',
+    buffer: Buffer.concat([gguf({ kv, tensors }), Buffer.alloc(1 << 16)]) });
+  seq = await waitPlanned(page, seq);
+  const { request } = await readPage(page);
+  assert.equal(request.framework, 'llama_cpp');
+  assert.equal(request.workload.kind, 'inference');
+  assert.equal(request.precision.weights, 'gguf_q4_k_m');
+  assert.equal(request.model.hf_config.model_type, 'llama');
+  assert.equal(request.model.hf_config.hidden_size, 2048);
+  assert.equal(request.model.hf_id, undefined);
+  await assertPageMatchesCli(page);
+  const info = await page.textContent('#hub-info');
+  for (const want of ['tiny-q4_k_m.gguf: GGUF v3, architecture llama, 18 tensors', 'Tensor types: Q4_K × 11, Q6_K × 5, F32 × 2',
+    'File type MOSTLY_Q4_K_M: planned as gguf_q4_k_m under llama.cpp']) {
+    assert.ok(info.includes(want), `#hub-info lacks "${want}": ${info}`);
+  }
+  // A type the engine has no format for: the nearest, and the page says it approximated.
+  const iq4 = kv.map((e) => (e[0] === 'general.file_type' ? ['general.file_type', 4, 30] : e));
+  await page.setInputFiles('#gguf-file', { name: 'tiny-iq4_xs.gguf', mimeType: 'application/octet-stream',
+    buffer: gguf({ kv: iq4, tensors: tensors.map(([n, d, type]) => [n, d, type === 0 ? 0 : 23]) }) });
+  seq = await waitPlanned(page, seq);
+  assert.equal((await readPage(page)).request.precision.weights, 'gguf_q4_0');
+  assert.match(await page.textContent('#hub-info'), /File type MOSTLY_IQ4_XS is not one of the engine's formats: approximated as gguf_q4_0/);
+  // Not a GGUF file: named, and nothing else changes.
+  await page.setInputFiles('#gguf-file', { name: 'notes.gguf', mimeType: 'text/plain', buffer: Buffer.from('hello') });
+  await page.waitForFunction(() => /not a GGUF file/.test(document.querySelector('#hub-status').textContent));
+}));

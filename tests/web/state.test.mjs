@@ -194,3 +194,22 @@ test('a serving engine\'s settings go under its own names; none without an engin
   // Training never sends them.
   assert.equal(buildRequest({ ...state, kind: 'lora', framework: 'vllm' }).serving, undefined);
 });
+
+// Issue #20 item 4: a Hugging Face id in the model field, and the config read for it.
+test('a Hub id is told from a preset, and the config read for it is sent with the id as its label', async () => {
+  const { buildRequest, hubIdOf, kDefaults, encodeShare, decodeShare } = await import('../../web/state.js');
+  assert.equal(hubIdOf('Qwen/Qwen2.5-72B-Instruct'), 'Qwen/Qwen2.5-72B-Instruct');
+  assert.equal(hubIdOf(' meta-llama/Llama-3.1-8B '), 'meta-llama/Llama-3.1-8B');
+  for (const no of ['llama-3.1-8b', 'gguf:tiny.gguf', 'a/b/c', '/x', 'x/', 'https://huggingface.co/a/b', '']) {
+    assert.equal(hubIdOf(no), null, no);
+  }
+  const config = { model_type: 'qwen2', num_hidden_layers: 28 };
+  const state = { ...kDefaults, model: 'Qwen/Qwen2.5-1.5B', hf_id: 'Qwen/Qwen2.5-1.5B', hf: JSON.stringify(config) };
+  assert.deepEqual(buildRequest(state).model, { hf_config: config, hf_id: 'Qwen/Qwen2.5-1.5B' });
+  // A GGUF file's source is no Hub id: the config goes alone.
+  assert.deepEqual(buildRequest({ ...state, model: 'gguf:x.gguf', hf_id: 'gguf:x.gguf' }).model, { hf_config: config });
+  // The link format holds the new field (its default is empty): the id and the config travel.
+  const back = decodeShare(`#${encodeShare(state, 'cv', 'ev')}`).state;
+  assert.equal(back.hf_id, 'Qwen/Qwen2.5-1.5B');
+  assert.equal(back.hf, state.hf);
+});

@@ -36,6 +36,13 @@ async function allLanguages() {
 
 test('every text the page names has English and Chinese words', async () => {
   const kLanguages = await allLanguages();
+  const { addWords } = await import('../../web/i18n.js');
+  // The words a lazily loaded module brings (model-sources.js adds them on first use).
+  const { kSourceWords } = await import('../../web/i18n-sources.js');
+  addWords(kSourceWords);
+  assert.deepEqual(Object.keys(kSourceWords).sort(), Object.keys(kLanguages).sort());
+  // Their keys are also built at run time (`hub_${kind}`, a GGUF note's key): each in both.
+  assert.deepEqual(Object.keys(kSourceWords['zh-CN']).sort(), Object.keys(kSourceWords.en).sort());
   const dir = new URL('../../web/', import.meta.url);
   const keys = new Set([...readFileSync(new URL('index.html', dir), 'utf8').matchAll(/data-i18n="([a-z0-9_]+)"/g)]
     .map((m) => m[1]));

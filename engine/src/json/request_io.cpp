@@ -39,8 +39,17 @@ void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& c
     ctx.Error("conflicting_fields", "/model", "give one of preset or hf_config, not both");
     return;
   }
+  // model.hf_id: the Hugging Face id the config came from (the page fetches it; the engine
+  // never does). A label: it names the model and is the repository a launch command loads.
+  if (model->contains("hf_id") && !has_preset && !has_hf) {
+    ctx.Error("missing_field", "/model/hf_config",
+              "is required with hf_id: the engine never fetches a model; give its config.json "
+              "(gpuplan --hf-config FILE)");
+    return;
+  }
   if (has_preset || has_hf) {
     Fields r(model, "/model", ctx, &norm);
+    const auto hf_id = r.String("hf_id", 200);
     if (has_preset) {
       const auto id = r.String("preset", 64);
       if (id) {
@@ -61,10 +70,12 @@ void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& c
       const Json* hf = r.Raw("hf_config");
       if (auto spec = ModelFromHfConfig(*hf, "/model/hf_config", ctx, &out->warnings)) {
         req.model = std::move(*spec);
+        if (hf_id && !hf_id->empty()) req.model.name = *hf_id;
         if (req.model.name.empty()) req.model.name = "config.json (" + req.model.family + ")";
       }
       norm["hf_config"] = *hf;
     }
+    if (hf_id && !hf_id->empty()) req.model_repo = *hf_id;
     r.RejectUnknown();
     return;
   }
