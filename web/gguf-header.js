@@ -27,15 +27,15 @@ export function ggmlBits(type) {
 // llama_ftype (general.file_type) -> the engine's weights format, where the engine has it.
 const kFileTypes = {
   0: ['ALL_F32', 'fp32'], 1: ['MOSTLY_F16', 'fp16'], 2: ['MOSTLY_Q4_0', 'gguf_q4_0'],
-  3: ['MOSTLY_Q4_1', null], 7: ['MOSTLY_Q8_0', 'gguf_q8_0'], 8: ['MOSTLY_Q5_0', null],
-  9: ['MOSTLY_Q5_1', null], 10: ['MOSTLY_Q2_K', 'gguf_q2_k'], 11: ['MOSTLY_Q3_K_S', null],
+  3: ['MOSTLY_Q4_1', 'gguf_q4_1'], 7: ['MOSTLY_Q8_0', 'gguf_q8_0'], 8: ['MOSTLY_Q5_0', 'gguf_q5_0'],
+  9: ['MOSTLY_Q5_1', 'gguf_q5_1'], 10: ['MOSTLY_Q2_K', 'gguf_q2_k'], 11: ['MOSTLY_Q3_K_S', null],
   12: ['MOSTLY_Q3_K_M', 'gguf_q3_k_m'], 13: ['MOSTLY_Q3_K_L', null], 14: ['MOSTLY_Q4_K_S', null],
   15: ['MOSTLY_Q4_K_M', 'gguf_q4_k_m'], 16: ['MOSTLY_Q5_K_S', null], 17: ['MOSTLY_Q5_K_M', 'gguf_q5_k_m'],
   18: ['MOSTLY_Q6_K', 'gguf_q6_k'], 19: ['MOSTLY_IQ2_XXS', null], 20: ['MOSTLY_IQ2_XS', 'gguf_iq2_xs'],
-  21: ['MOSTLY_Q2_K_S', null], 22: ['MOSTLY_IQ3_XS', null], 23: ['MOSTLY_IQ3_XXS', null],
+  21: ['MOSTLY_Q2_K_S', null], 22: ['MOSTLY_IQ3_XS', null], 23: ['MOSTLY_IQ3_XXS', 'gguf_iq3_xxs'],
   24: ['MOSTLY_IQ1_S', null], 25: ['MOSTLY_IQ4_NL', null], 26: ['MOSTLY_IQ3_S', null],
   27: ['MOSTLY_IQ3_M', null], 28: ['MOSTLY_IQ2_S', null], 29: ['MOSTLY_IQ2_M', null],
-  30: ['MOSTLY_IQ4_XS', null], 31: ['MOSTLY_IQ1_M', null], 32: ['MOSTLY_BF16', 'bf16'],
+  30: ['MOSTLY_IQ4_XS', 'gguf_iq4_xs'], 31: ['MOSTLY_IQ1_M', null], 32: ['MOSTLY_BF16', 'bf16'],
   36: ['MOSTLY_TQ1_0', null], 37: ['MOSTLY_TQ2_0', null], 38: ['MOSTLY_MXFP4_MOE', null],
 };
 

@@ -245,6 +245,7 @@ export const zh = {
   exp_cost_usd_total: '整次费用（美元）', exp_cost_usd_per_hour: '每小时费用（美元）', exp_power_w: '功耗（瓦）',
   exp_title: 'gpuplan 规划方案', exp_model: '模型', exp_workload: '负载', exp_engine_version: '引擎版本', exp_link: '分享链接',
   exp_workload_training: '{0}：{1} 个 token，序列长度 {2}', exp_workload_serving: '{0}：{1} 路并发，输入 {2} + 输出 {3} 个 token',
+  note_checkpoint_quantization_not_modelled: '配置中的 quantization_config 不是 gpuplan 能建模的格式：权重按“精度”一栏计算（原因见悬停提示）',
   note_layers_on_cpu: '{layers} 层中有 {n_gpu_layers} 层在卡上运行；其余各层和输出层留在主机内存，由 CPU 解码（假设主机内存带宽 50 GB/s）',
   err_ambiguous: '有多种理解方式：只填其中一项', err_too_deep: '嵌套过深，无法读取',
   stale_note: '下表是上一次成功的方案，未反映标为错误的输入。',

@@ -224,6 +224,7 @@ const en = {
   exp_cost_usd_total: 'Cost of the run (USD)', exp_cost_usd_per_hour: 'Cost per hour (USD)', exp_power_w: 'Power (W)',
   exp_title: 'gpuplan plan', exp_model: 'Model', exp_workload: 'Workload', exp_engine_version: 'Engine version', exp_link: 'Share link',
   exp_workload_training: '{0}: {1} tokens of {2}-token sequences', exp_workload_serving: '{0}: {1} concurrent requests, {2} prompt + {3} output tokens',
+  note_checkpoint_quantization_not_modelled: 'the config\'s quantization_config is not a format gpuplan models: the weights are taken as the precision field says (the reason is in the hover text)',
   note_layers_on_cpu: '{n_gpu_layers} of the {layers} layers run on the card; the rest and the output layer stay in host memory, decoded by the CPU at an assumed 50 GB/s',
   err_ambiguous: 'can be read more than one way: give one of the fields only', err_too_deep: 'nests too deep to be read',
   err_not_a_number: 'is not a number: "{raw}"', err_batch_needs_seq_len: 'a batch in tokens needs the sequence length to convert it to sequences',
@@ -274,10 +275,6 @@ export function loadDetailWords() {
   return detailLoading;
 }
 
-// Words a module loaded on first use brings along (i18n-sources.js): the first load skips them.
-export function addWords(more) {
-  for (const [lang, words] of Object.entries(more)) Object.assign(kLanguages[lang], words);
-}
 
 let current = en;
 let currentLang = 'en';

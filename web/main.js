@@ -47,7 +47,7 @@ function loadSources() {
       schedule: () => schedule(),
       failed() {
         plan(null);
-        clearResults();
+        markStale();
         $('#request-json').textContent = '';
         setStatus('error', '');
         planDrawn();
@@ -79,7 +79,7 @@ function modelSource() {
     else {
       sources?.forget(state.model);
       plan(null);
-      clearResults();
+      markStale();
       $('#request-json').textContent = '';
       if (sources?.hasFailed(hub)) {  // said why; typing the id again asks again
         setStatus('error', '');

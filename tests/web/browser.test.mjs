@@ -1851,7 +1851,9 @@ test('a Hugging Face id is read from the Hub, planned as a pasted config, and it
     await setField(offline, '#model', 'Qwen/Qwen2.5-7B-Instruct');
     await offline.waitForSelector('body[data-status="error"]');
     assert.match(await offline.textContent('#hub-status'), /Could not reach huggingface\.co for Qwen\/Qwen2\.5-7B-Instruct/);
-    assert.equal(await offline.textContent('#results tbody'), '');
+    // The last good plan stays, marked stale (issue #19 item 11), rather than being wiped.
+    assert.equal(await offline.evaluate(() => document.body.dataset.stale), 'true');
+    assert.ok(await offline.isVisible('#stale-note'));
     await offline.close();
 
     // Gated (401): said so, the paste box opens, and the pasted config is planned.
@@ -1919,12 +1921,12 @@ test('a GGUF file\'s header is read in the page and planned under llama.cpp', { 
     assert.ok(info.includes(want), `#hub-info lacks "${want}": ${info}`);
   }
   // A type the engine has no format for: the nearest, and the page says it approximated.
-  const iq4 = kv.map((e) => (e[0] === 'general.file_type' ? ['general.file_type', 4, 30] : e));
+  const iq4 = kv.map((e) => (e[0] === 'general.file_type' ? ['general.file_type', 4, 13] : e));  // Q3_K_L
   await page.setInputFiles('#gguf-file', { name: 'tiny-iq4_xs.gguf', mimeType: 'application/octet-stream',
     buffer: gguf({ kv: iq4, tensors: tensors.map(([n, d, type]) => [n, d, type === 0 ? 0 : 23]) }) });
   seq = await waitPlanned(page, seq);
   assert.equal((await readPage(page)).request.precision.weights, 'gguf_q4_0');
-  assert.match(await page.textContent('#hub-info'), /File type MOSTLY_IQ4_XS is not one of the engine's formats: approximated as gguf_q4_0/);
+  assert.match(await page.textContent('#hub-info'), /File type MOSTLY_Q3_K_L is not one of the engine's formats: approximated as gguf_q4_0/);
   // Not a GGUF file: named, and nothing else changes.
   await page.setInputFiles('#gguf-file', { name: 'notes.gguf', mimeType: 'text/plain', buffer: Buffer.from('hello') });
   await page.waitForFunction(() => /not a GGUF file/.test(document.querySelector('#hub-status').textContent));

@@ -37,13 +37,13 @@ test('the plan: an hf_config-like architecture and the file type as the weights 
 });
 
 test('a file type the engine lacks is approximated by the tensors\' bits per weight, and says so', () => {
-  const kv = kKv.map((e) => (e[0] === 'general.file_type' ? ['general.file_type', 4, 30] : e));  // IQ4_XS
+  const kv = kKv.map((e) => (e[0] === 'general.file_type' ? ['general.file_type', 4, 13] : e));  // Q3_K_L, not an engine format
   const tensors = kTensors.map(([n, d, t]) => [n, d, t === 0 ? 0 : 23]);
   const p = ggufPlan(parseGgufHeader(gguf({ kv, tensors })));
   assert.equal(p.exact, false);
   assert.equal(p.weights, 'gguf_q4_0');  // IQ4_XS is 4.25 bits: the nearest engine format
   assert.equal(p.notes[0].key, 'gguf_approx');
-  assert.equal(p.notes[0].args[0], 'MOSTLY_IQ4_XS');
+  assert.equal(p.notes[0].args[0], 'MOSTLY_Q3_K_L');
 });
 
 test('short input asks for more bytes; a non-GGUF file and an old version are refused', async () => {
