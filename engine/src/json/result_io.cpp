@@ -211,15 +211,12 @@ Json Notes(const std::vector<Note>& notes) {
   return out;
 }
 
-Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnosis>& diagnosis,
-                  const std::vector<Note>& request_notes) {
-  const MemoryBreakdown& b = e.memory.per_gpu;
-  Json detail = Json::object();
-  for (const auto& [k, v] : e.memory.detail) detail[k] = Bytes(v);
-  const double gpus = static_cast<double>(r.parallel.gpus);
-  // Round each part, then add the rounded parts, so the total is exactly their sum.
+namespace {
+
+// The seven parts, each rounded to whole bytes; `total` gets their sum, so a total is exactly
+// the sum of the parts shown.
+Json RoundedParts(const MemoryBreakdown& b, double* total) {
   Json parts = Json::object();
-  double total = 0;
   const std::pair<const char*, double> named[] = {{"weights", b.weights},
                                                   {"gradients", b.gradients},
                                                   {"optimizer_states", b.optimizer_states},
@@ -229,8 +226,21 @@ Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnos
                                                   {"runtime", b.runtime}};
   for (const auto& [name, bytes] : named) {
     parts[name] = Bytes(bytes);
-    total += static_cast<double>(RoundBytes(bytes));
+    *total += static_cast<double>(RoundBytes(bytes));
   }
+  return parts;
+}
+
+}  // namespace
+
+Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnosis>& diagnosis,
+                  const std::vector<Note>& request_notes) {
+  const MemoryBreakdown& b = e.memory.per_gpu;
+  Json detail = Json::object();
+  for (const auto& [k, v] : e.memory.detail) detail[k] = Bytes(v);
+  const double gpus = static_cast<double>(r.parallel.gpus);
+  double total = 0;
+  Json parts = RoundedParts(b, &total);
   const double runtime = static_cast<double>(RoundBytes(b.runtime));
   Json memory = {{"per_gpu_bytes", parts},
                  {"total_bytes", Bytes(total)},
@@ -350,20 +360,8 @@ void RoundFigures(Json* j) {
 // The memory figures a table row and the sheet show: the seven parts, each rounded, and the
 // totals made of the rounded parts (as EstimateBody's).
 Json LeanMemory(const Request& r, const Estimate& e) {
-  const MemoryBreakdown& b = e.memory.per_gpu;
-  Json parts = Json::object();
   double total = 0;
-  const std::pair<const char*, double> named[] = {{"weights", b.weights},
-                                                  {"gradients", b.gradients},
-                                                  {"optimizer_states", b.optimizer_states},
-                                                  {"activations", b.activations},
-                                                  {"kv_cache", b.kv_cache},
-                                                  {"buffers", b.buffers},
-                                                  {"runtime", b.runtime}};
-  for (const auto& [name, bytes] : named) {
-    parts[name] = Bytes(bytes);
-    total += static_cast<double>(RoundBytes(bytes));
-  }
+  Json parts = RoundedParts(e.memory.per_gpu, &total);
   return {{"per_gpu_bytes", std::move(parts)},
           {"total_bytes", Bytes(total)},
           {"total_with_headroom_bytes", Bytes(total * (1 + r.headroom))},
