@@ -53,7 +53,7 @@ Reads DecodeReads(const Request& r, const ParamCounts& c) {
 }
 
 // The serving figures' formulas and inputs (the page's detail view shows them).
-void ExplainServing(const Request& r, double prefill_compute_at_lo_s, Estimate* e) {
+void ExplainServing(const Request& r, double prefill_compute_at_batch_s, Estimate* e) {
   const ServingEstimate& s = e->serving;
   const InferencePerf& p = s.at_request;
   const int64_t lo = s.max_concurrency;
@@ -116,7 +116,7 @@ void ExplainServing(const Request& r, double prefill_compute_at_lo_s, Estimate* 
       "decode iterations",
       {{"batch", D(s.engine_concurrency)},
        {"output_tokens", D(r.workload.output_tokens)},
-       {"prefill_compute_ms", prefill_compute_at_lo_s * 1e3}},
+       {"prefill_compute_ms", prefill_compute_at_batch_s * 1e3}},
       {}};
 }
 
@@ -172,12 +172,12 @@ void AddServing(const Request& r, Estimate* e) {
   // An engine that preallocates its pool admits what the pool holds once started, headroom or
   // not (issue #17: no planning headroom inside the engine's own budget), so a server under
   // full load runs that batch.
-  Request bare_pool = safe;
-  bare_pool.headroom = 0;
+  Request bare = safe;
+  bare.headroom = 0;
   const bool pool_engine = ServingPolicyOf(r).Preallocates();
   // A search that describes nothing needs it only for an offline batch's rate.
   const bool needed = e->describe || offline;
-  s.engine_concurrency = needed && pool_engine && safe.headroom > 0 ? largest(bare_pool) : lo;
+  s.engine_concurrency = needed && pool_engine && safe.headroom > 0 ? largest(bare) : lo;
   const int64_t full = s.engine_concurrency;
   // At saturation each iteration decodes B tokens and, chunked in, prefills B x P / O prompt
   // tokens: the requests that finished are replaced, each paying its prompt once.
@@ -205,8 +205,6 @@ void AddServing(const Request& r, Estimate* e) {
   // A batch beyond the card (or the engine's pool) does not run: its decode figures are those
   // of max_concurrency. One that only eats into the planning headroom still runs. An engine's
   // cap on running sequences queues the rest.
-  Request bare = safe;
-  bare.headroom = 0;
   const bool runs = FitsCard(bare, e->memory.per_gpu);
   const int64_t asked = r.workload.concurrency;
   int64_t served = asked;

@@ -109,6 +109,7 @@ struct Search {
   CardSearch* cs;
   Request q;  // the candidate, rewritten in place for every setup
   double peak_eff = 0;
+  double work_flops = 0;  ///< the run's model FLOPs: tokens x per token, whatever the layout
 
   void Consider(int64_t n, const TrainingSetup& s, bool* stop_micro_batches);
   void Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>& recomputes);
@@ -173,14 +174,7 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
     // No setup of this shape can run faster than its compute alone. Checked before memory:
     // a bound that prunes needs a best found, so the card has an answer and what the memory
     // checks would record (the closest miss, for a rejection) is not read.
-    if (cs->best) {
-      ApplySetup(
-          &q, n,
-          {tp, pp, zeros.back(), batches.front().first, batches.front().second, Recompute::kFull});
-      const TrainingFlops fl = TrainingFlopsPerToken(q, c);
-      const double lower = base.workload.tokens * fl.model_per_token / (D(n) * peak_eff);
-      if (TimeBoundBeaten(ranking, cs->best->key, lower)) return;
-    }
+    if (cs->best && TimeBoundBeaten(ranking, cs->best->key, work_flops / (D(n) * peak_eff))) return;
     // If no ZeRO stage and recomputation fits the smallest micro-batch, nothing of this
     // shape does. The most sharded stage with full recomputation is tried first, and the
     // first fit ends the check; a shape where none fits tries them all, so each miss is
@@ -220,10 +214,9 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
   {
     const TrainingPerf one = EstimateTraining(s.q, c);
     s.peak_eff = one.peak_flops * one.efficiency;
-    cs.one_gpu_bound_s =
-        s.peak_eff > 0
-            ? request.workload.tokens * TrainingFlopsPerToken(s.q, c).model_per_token / s.peak_eff
-            : 0;
+    // Model FLOPs per token leave recomputation and the layout out: one figure for the card.
+    s.work_flops = request.workload.tokens * TrainingFlopsPerToken(s.q, c).model_per_token;
+    cs.one_gpu_bound_s = s.peak_eff > 0 ? s.work_flops / s.peak_eff : 0;
   }
   std::vector<int64_t> counts = PlanCounts(MaxGpus(request), g.gpus_per_node);
   cs.largest_count = counts.back();
