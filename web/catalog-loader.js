@@ -10,7 +10,6 @@ export let engineVersion = '';
 export let modelNames = new Map();
 export let catalogGpus = new Map();
 const customParts = {};  // part ('gpus' | 'models') -> the file or URL it came from
-const fromFile = new Set();  // parts whose source is a local file: a share link cannot carry them
 let loaded = () => {};
 
 // The worker keeps the catalog it had when a custom part is invalid, so the labels here change
@@ -26,7 +25,6 @@ function onCatalog({ envelope, part, source, engine }) {
   if (part) {
     box.replaceChildren();
     customParts[part] = source;
-    if (pendingFile[part] === source) fromFile.add(part); else fromFile.delete(part);
   }
   const c = envelope.result;
   catalogVersion = c.version ?? c.catalog_version ?? '';
@@ -40,9 +38,9 @@ function onCatalog({ envelope, part, source, engine }) {
 
 // The custom parts loaded from a file, which a link cannot carry (MISSION M20).
 export function fileCatalogParts() {
-  return [...fromFile];
+  return Object.keys(customParts).filter((part) => fromFile[part] === customParts[part]);
 }
-const pendingFile = {};  // part -> the file name being loaded
+const fromFile = {};  // part -> the local file last sent for it (customParts says which took)
 
 function catalogFailed(source, message) {
   onCatalog({ envelope: { ok: false, errors: [{ path: '', message }] }, source });
@@ -57,7 +55,7 @@ function loadCatalogText(text, source, isFile = false) {
     return;
   }
   const part = parsed && Array.isArray(parsed.models) ? 'models' : 'gpus';
-  if (isFile) pendingFile[part] = source; else delete pendingFile[part];
+  if (isFile) fromFile[part] = source;
   ask({ type: 'catalog', part, text, source });
 }
 

@@ -130,6 +130,9 @@ export function rankedRows() {
 
 // The row of the same card and count (else the same card) takes the open detail over; with
 // neither, the detail says its setup is gone.
+// A drawn row's Details button (null when the row is not drawn).
+const detailButton = (gpu) => document.querySelector(`#results tbody tr[data-gpu="${CSS.escape(gpu)}"] button.detail`);
+
 function followDetail(open) {
   const row = rows.find((r) => r.rec.gpu === open.gpu && r.rec.count === open.count) ??
     rows.find((r) => r.rec.gpu === open.gpu);
@@ -137,12 +140,11 @@ function followDetail(open) {
     markDetailGone();
     return;
   }
-  const find = () => document.querySelector(`#results tbody tr[data-gpu="${CSS.escape(row.rec.gpu)}"] button.detail`);
-  if (!find()) {  // beyond the rows drawn: draw them all, so the detail keeps its row
+  if (!detailButton(row.rec.gpu)) {  // beyond the rows drawn: draw them all, so the detail keeps its row
     showAll = true;
     drawRows();
   }
-  openDetail(row.rec, find(), lastRequest, { focus: false });
+  openDetail(row.rec, detailButton(row.rec.gpu), lastRequest, { focus: false });
 }
 
 function drawRows() {
@@ -154,9 +156,7 @@ function drawRows() {
   const shown = showAll ? all : all.filter((r, i) => i < kShown || r === rows[0]);
   renderTable($('#results tbody'), shown, training, (rec, button) => openDetail(rec, button, lastRequest),
     rows[0]?.rec);
-  if (focused) {
-    document.querySelector(`#results tbody tr[data-gpu="${CSS.escape(focused)}"] button.detail`)?.focus();
-  }
+  if (focused) detailButton(focused)?.focus();
   const more = $('#show-all');
   more.hidden = shown.length === all.length;
   more.textContent = t('show_all', all.length);

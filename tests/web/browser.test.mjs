@@ -1873,9 +1873,9 @@ test('a Hugging Face id is read from the Hub, planned as a pasted config, and it
     assert.equal(await hubPage.isHidden('#hub-status'), true, 'the gated message stayed after the paste');
     await assertPageMatchesCli(hubPage);
     // In Chinese too.
-    await setField(hubPage, '#lang', 'zh-CN');
+    await setLang(hubPage, 'zh-CN');  // waits for the Chinese dictionary, fetched when chosen
     assert.match(await hubPage.textContent('#hub-hint'), /Hugging Face 模型 id/);
-    await setField(hubPage, '#lang', 'en');
+    await setLang(hubPage, 'en');
     // Back to a preset: the Hub's config goes with its model.
     seq = await planSeq(hubPage);
     await setField(hubPage, '#model', 'llama-3.1-8b');
