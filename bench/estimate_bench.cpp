@@ -75,17 +75,40 @@ constexpr const char* kServing = R"({"model": {"preset": "llama-3.1-70b"},
                  "concurrency": 256},
     "constraints": {"max_gpus": 1024, "ttft_ms": 2000, "tpot_ms": 50}})";
 
+// The 37 cards of engine 0.2.0's catalog: issue #18 compares this engine with 0.2.0 on the
+// same request over the same cards (0.2.0's own gpuplan_bench, built from c21d065^).
+constexpr const char* kCatalog020 =
+    R"(["b200-sxm-180gb", "gb200-nvl72-186gb", "h200-sxm-141gb", "h200-nvl-141gb",
+    "h100-sxm-80gb", "h100-pcie-80gb", "h100-nvl-94gb", "h800-sxm-80gb", "h20-96gb", "l40s-48gb",
+    "l40-48gb", "l20-48gb", "l4-24gb", "a100-sxm-80gb", "a100-sxm-40gb", "a100-pcie-80gb",
+    "a800-sxm-80gb", "a40-48gb", "a30-24gb", "a10-24gb", "a10g-24gb", "rtx-6000-ada-48gb",
+    "rtx-a6000-48gb", "rtx-5090-32gb", "rtx-4090-24gb", "rtx-3090-24gb", "v100-sxm2-32gb",
+    "v100-pcie-16gb", "t4-16gb", "mi355x-288gb", "mi325x-256gb", "mi300x-192gb", "mi250x-128gb",
+    "mi210-64gb", "gaudi3-128gb", "gaudi2-96gb", "ascend-910b-64gb"])";
+
 // Prints, beside the time, the answer's size and the time per card, so a reader sees whether
-// the plan stays linear in the catalog (issue #18).
-void RunPlan(benchmark::State& state, const char* request, gpuplan::Engine::PlanAnswer answer) {
+// the plan stays linear in the catalog (issue #18). `only`: a JSON list of card ids to plan
+// over (constraints.gpus) instead of the whole catalog.
+void RunPlan(benchmark::State& state, const char* request_text, gpuplan::Engine::PlanAnswer answer,
+             const char* only = nullptr) {
   const int times = static_cast<int>(state.range(0));
   const gpuplan::Engine engine(Replicated(times), gpuplan::EmbeddedModelsJson());
+  nlohmann::json doc = nlohmann::json::parse(request_text);
+  if (only != nullptr) {
+    // Replicated names the first copy's cards "<id>-0".
+    for (const auto& id : nlohmann::json::parse(only)) {
+      doc["constraints"]["gpus"].push_back(id.get<std::string>() + "-0");
+    }
+  }
+  const std::string request = doc.dump();
   const std::string first = engine.Plan(request, answer);
   if (first.rfind("{\"ok\":true", 0) != 0) state.SkipWithError("plan failed");
   for (auto _ : state) benchmark::DoNotOptimize(engine.Plan(request, answer));
   const double cards =
-      static_cast<double>(nlohmann::json::parse(gpuplan::EmbeddedGpusJson())["gpus"].size()) *
-      times;
+      only != nullptr
+          ? static_cast<double>(doc["constraints"]["gpus"].size())
+          : static_cast<double>(nlohmann::json::parse(gpuplan::EmbeddedGpusJson())["gpus"].size()) *
+                times;
   state.counters["answer_KB"] = static_cast<double>(first.size()) / 1000;
   state.counters["per_card"] = benchmark::Counter(
       cards, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
@@ -101,6 +124,16 @@ void BM_PlanServing(benchmark::State& state) {
   RunPlan(state, kServing, gpuplan::Engine::PlanAnswer::kLean);
 }
 BENCHMARK(BM_PlanServing)->Arg(1)->Arg(10)->Arg(100)->Unit(benchmark::kMillisecond);
+
+void BM_PlanPretrainCatalog020(benchmark::State& state) {
+  RunPlan(state, kPretrain, gpuplan::Engine::PlanAnswer::kLean, kCatalog020);
+}
+BENCHMARK(BM_PlanPretrainCatalog020)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void BM_PlanServingCatalog020(benchmark::State& state) {
+  RunPlan(state, kServing, gpuplan::Engine::PlanAnswer::kLean, kCatalog020);
+}
+BENCHMARK(BM_PlanServingCatalog020)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // The complete answer (`gpuplan plan --full`): what every plan wrote before issue #18.
 void BM_PlanPretrainFull(benchmark::State& state) {

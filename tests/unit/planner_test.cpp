@@ -46,7 +46,7 @@ TEST(PlanPruning, MatchesTheFullSearchOnRandomRequests) {
   int compared = 0;
   int64_t pruned_evaluations = 0;
   int64_t full_evaluations = 0;
-  for (int i = 0; i < 24; ++i) {
+  for (int i = 0; i < 48; ++i) {
     const std::string kind = pick(kinds);
     Json req = {{"model", {{"preset", pick(models)}}},
                 {"workload",
@@ -68,6 +68,10 @@ TEST(PlanPruning, MatchesTheFullSearchOnRandomRequests) {
     if (i % 3 == 1) req["constraints"]["deadline_s"] = 86400.0 * (1 << (i % 5));
     if (i % 3 == 2) req["constraints"]["budget_usd"] = 50.0 * (1 << (i % 6));
     if (i % 4 == 3) req["constraints"]["max_gpus"] = 48;
+    // And some reach 256, where deep pipelines with few micro-batches per rank are tried
+    // (the pipeline-fill bound), a few of them under the interleaved schedule.
+    if (i % 8 == 5) req["constraints"]["max_gpus"] = 256;
+    if (i % 16 == 13) req["parallel"] = {{"pp_schedule", "interleaved"}, {"virtual_stages", 2}};
     const Request r = Parse(req);
     const PlanResult pruned = Plan(r, cards, {true});
     const PlanResult full = Plan(r, cards, {false});
@@ -86,6 +90,7 @@ TEST(PlanPruning, MatchesTheFullSearchOnRandomRequests) {
       EXPECT_EQ(a.fewest_cards.has_value(), b.fewest_cards.has_value()) << req.dump();
       if (a.fewest_cards && b.fewest_cards) {
         EXPECT_EQ(a.fewest_cards->count, b.fewest_cards->count) << req.dump();
+        EXPECT_EQ(a.fewest_cards->time_s, b.fewest_cards->time_s) << req.dump();
       }
       ++compared;
     }

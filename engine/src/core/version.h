@@ -7,6 +7,6 @@
 
 namespace gpuplan {
 
-inline constexpr std::string_view kEngineVersion = "0.6.0";
+inline constexpr std::string_view kEngineVersion = "0.7.0";
 
 }  // namespace gpuplan

@@ -45,7 +45,11 @@ Parallel SafeLayout(const Parallel& p) {
   return safe;
 }
 
-MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail) {
+namespace {
+
+// The memory model's input for a request: its layout kept computable, its policies resolved.
+template <typename Model>
+auto WithMemoryInput(const Request& r, const ParamCounts& c, bool with_detail, Model model) {
   const Parallel safe = SafeLayout(r.parallel);
   RuntimeOptions runtime = r.runtime;
   if (r.calibration.allocator_slack >= 0) runtime.allocator_slack = r.calibration.allocator_slack;
@@ -54,7 +58,17 @@ MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail) 
   const MemoryInput in{
       r.model, c,       r.workload, r.precision, r.optimizer, r.techniques,        safe,
       r.gpu,   runtime, training,   serving,     with_detail, r.calibration.memory};
-  return EstimateMemory(in);
+  return model(in);
+}
+
+}  // namespace
+
+MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail) {
+  return WithMemoryInput(r, c, with_detail, EstimateMemory);
+}
+
+double TrainingFloorWithHeadroom(const Request& r, const ParamCounts& c) {
+  return WithMemoryInput(r, c, false, TrainingMemoryFloor) * (1 + r.headroom);
 }
 
 double HostRam(const Request& r, const Estimate& e, Estimate* out) {

@@ -119,6 +119,9 @@ struct FitCheck {
   bool fits = false;
 };
 FitCheck CheckFit(const Request& r, const ParamCounts& c);
+/// A training request's TrainingMemoryFloor with its headroom: no setup that differs from it
+/// only in micro-batch, accumulation or recomputation has a smaller total_with_headroom_bytes.
+double TrainingFloorWithHeadroom(const Request& r, const ParamCounts& c);
 
 /// Why the request's workload and framework cannot run on card `g` in any layout, when they
 /// cannot: training on an inference-only card (`inference_only_card`), or a serving engine

@@ -144,6 +144,20 @@ MemoryResult StageMemory(const MemoryInput& in, int64_t stage) {
 
 }  // namespace
 
+double TrainingMemoryFloor(const MemoryInput& in) {
+  // AssembleStage's parts at the peak: weights and optimizer states as they are, gradients at
+  // least the first ones (TrainingStepPeak), runtime at least its reserve and communicators
+  // (slack and activations are never negative). The last stage's total only raises the peak.
+  const Stage s(in, 0);
+  const Detail none(false, nullptr);
+  TrainingState state = TrainingStateBytes(s, WeightBytes(s, none), none);
+  Offload(s, &state);
+  const RuntimeOptions& rt = in.runtime;
+  const double reserve = rt.reserve_bytes >= 0 ? rt.reserve_bytes : in.gpu.runtime_reserve_bytes;
+  return state.weights + state.moments + state.master + state.first_gradients + reserve +
+         CommReserveBytes(rt, in.parallel);
+}
+
 MemoryResult EstimateMemory(const MemoryInput& in) {
   // The most loaded stage: the first holds the embedding and the most in-flight micro-batches,
   // the last the head and the logits. Evaluate both and report the larger.

@@ -178,6 +178,12 @@ double RecomputedShare(const Request& r) {
   return D(r.model.layers / every) / D(r.model.layers);
 }
 
+double PipelineFillSlots(const Pipeline& pipe, int64_t pp) {
+  return pipe.schedule == PipelineSchedule::kInterleaved
+             ? D(pp - 1) / D(std::max<int64_t>(1, pipe.virtual_stages))
+             : D(pp - 1);
+}
+
 namespace {
 
 // What every part of a training step is timed from: one micro-batch's shape and how long its
@@ -237,10 +243,7 @@ StepShape ComputeAndBubble(const Request& r, const ParamCounts& c, const Trainin
   // 1F1B and GPipe: p - 1 micro-batch slots of fill and drain (Narayanan et al. 2021); the
   // interleaved schedule's slots are 1/v as long. Plus the busiest stage's excess over a
   // balanced split.
-  const Pipeline& pipe = policy.pipeline;
-  const double fill = pipe.schedule == PipelineSchedule::kInterleaved
-                          ? micro_stage * D(p.pp - 1) / D(std::max<int64_t>(1, pipe.virtual_stages))
-                          : micro_stage * D(p.pp - 1);
+  const double fill = micro_stage * PipelineFillSlots(policy.pipeline, p.pp);
   t.bubble_s = fill + (micro_stage - micro_ideal) * D(micro_batches);
 
   StepShape s;

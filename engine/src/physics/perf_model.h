@@ -72,6 +72,12 @@ struct TrainingPerf {
 };
 TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c);
 
+/// 1F1B and GPipe: pp - 1 micro-batch slots of pipeline fill and drain a step (Narayanan et
+/// al. 2021); the interleaved schedule's slots are 1/v as long. EstimateTraining's bubble is
+/// these slots of the busiest stage's micro-batch, plus that stage's excess over a balanced
+/// split, every micro-batch.
+double PipelineFillSlots(const Pipeline& pipe, int64_t pp);
+
 /// Serving at a given concurrency.
 struct InferencePerf {
   double prefill_tokens_per_s = 0;

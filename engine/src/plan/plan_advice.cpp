@@ -78,17 +78,20 @@ bool MeetsConstraints(const Request& base, const Request& setup, double time_fac
 std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, const CardSearch& cs,
                                       const PlanChoice& choice,
                                       const std::vector<PlanChoice>& others) {
-  // Where the fastest setup leads, fewer cards would not rank higher. Serving is left out: its
-  // misses are judged at one sequence, not at the requested concurrency.
-  if (ranking == Ranking::kTime || ranking == Ranking::kFastestAboveKnee ||
-      !base.workload.IsTraining()) {
-    return std::nullopt;
-  }
+  // Serving is left out: its misses are judged at one sequence, not at the requested
+  // concurrency.
+  if (!AlmostFitApplies(ranking, base)) return std::nullopt;
   const double cap = choice.request.gpu.CapacityBytes();
   // "Misses by little": within the headroom, or 10% of the card when the headroom is smaller.
   const double slack = std::max(choice.request.headroom, 0.1);
+  // Only counts where nothing fits: on a count where some setup fits the card does not almost
+  // fit, it fits and ranks lower. Those counts precede the first fit, which every ranking
+  // judged here reaches counting upwards, before a best is found that could prune: the
+  // misses there are what the exhaustive search records.
+  const int64_t below =
+      cs.first_fit_count > 0 ? std::min(choice.count, cs.first_fit_count) : choice.count;
   for (const auto& [count, miss] : cs.misses) {  // fewest cards first
-    if (count >= choice.count) break;
+    if (count >= below) break;
     if (!miss.setup || miss.need > cap * (1 + slack)) continue;
     if (!MeetsConstraints(base, *miss.setup, 1)) continue;
     AlmostFit a;

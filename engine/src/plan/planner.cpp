@@ -117,7 +117,7 @@ GpuSpec FedCard(const Request& base, const GpuSpec& card) {
 // Pretraining without a deadline shows the fewest-cards setup beside the fastest.
 void AddFewestCards(const Request& base, const GpuSpec& g, const ParamCounts& c,
                     const PlanOptions& options, CardSearch* cs, PlanResult* out) {
-  CardSearch fewest = plan_search::SearchTraining(base, g, c, options, Ranking::kCount);
+  CardSearch fewest = plan_search::SearchTraining(base, g, c, options, Ranking::kCount, cs);
   out->setups_evaluated += fewest.evaluated;
   if (!fewest.best || fewest.best->count >= cs->best->count) return;
   const PlanChoice& f = *fewest.best;

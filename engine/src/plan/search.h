@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 #include <optional>
@@ -51,6 +52,7 @@ struct CardSearch {
   std::optional<Request> closest;  ///< the setup with that need, for the "almost fits" advice
   std::map<int64_t, Miss> misses;  ///< per count, the closest setup that does not fit
   bool fit_any = false;            ///< some setup fits in memory (then a constraint rejected it)
+  int64_t first_fit_count = 0;     ///< training: the fewest cards some setup fits on; 0: none
   double fastest_fit_s = kInf;     ///< training: the fastest setup that fits
   int64_t fastest_fit_count = 0;
   double cheapest_in_time_usd = kInf;  ///< training: cheapest that fits and meets the deadline
@@ -61,6 +63,8 @@ struct CardSearch {
   std::string serving_code;    ///< serving: the constraint met last
   std::map<std::string, double> serving_params;
   int64_t evaluated = 0;
+  /// Training: the shapes (count, tp, pp) probed in full where nothing fits, sorted.
+  std::vector<std::array<int64_t, 3>> shapes_without_fit;
 };
 
 /// printf into a string (messages: one pattern is far less code than concatenations).
@@ -71,8 +75,11 @@ std::string Duration(double seconds);
 /// Records a checked setup of `count` cards: the closest miss overall and per count.
 void Track(CardSearch* cs, const Request& q, const FitCheck& f, int64_t count);
 
+/// `earlier`: a search of the same card and request under another ranking. Its shapes without
+/// a fit are skipped, and no misses are recorded (only the best of a second search is read).
 CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamCounts& c,
-                          const PlanOptions& opt, Ranking ranking);
+                          const PlanOptions& opt, Ranking ranking,
+                          const CardSearch* earlier = nullptr);
 CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCounts& c,
                          Ranking ranking);
 
@@ -81,6 +88,12 @@ PlanRejection RejectionFor(const Request& base, const GpuSpec& g, const CardSear
 
 /// Why a choice is where it is: rank_code and rank_reason.
 void Label(const Request& base, Ranking ranking, PlanChoice* choice);
+
+/// Whether a choice under this ranking can carry an almost-fit (AlmostFitFor): where the
+/// fastest setup leads, fewer cards would not rank higher, so it is not looked for.
+inline bool AlmostFitApplies(Ranking k, const Request& base) {
+  return k != Ranking::kTime && k != Ranking::kFastestAboveKnee && base.workload.IsTraining();
+}
 
 /// The almost-fit of a choice: a smaller count that misses by less than the headroom (or
 /// 10%), with the levers that make it fit.

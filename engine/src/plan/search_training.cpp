@@ -3,7 +3,9 @@
 // micro-batch, the global batch held fixed. Memory is the hard filter (seed 000); the ranking
 // picks among what fits. Pruning is exact: a branch is skipped only when a bound shows nothing
 // in it can fit or beat the best found so far (PlanPruning compares it with the full search).
+#include <array>
 #include <cmath>
+#include <initializer_list>
 #include <set>
 
 #include "plan/search.h"
@@ -53,14 +55,34 @@ std::vector<std::pair<int64_t, int64_t>> BatchOptions(const Workload& w, int64_t
   return out;
 }
 
+// The index of the batch option that does not accumulate (grad_accum 1), or the option count
+// when there is none. Its micro-batch is the largest, yet it can need less memory than the
+// smaller ones: nothing accumulates, so no gradients are alive at the end of forward and no
+// buckets are kept (memory_model.cpp, TrainingStepPeak). Memory grows with the micro-batch
+// only among the options that accumulate.
+size_t Unaccumulated(const std::vector<std::pair<int64_t, int64_t>>& batches) {
+  return !batches.empty() && batches.back().second == 1 ? batches.size() - 1 : batches.size();
+}
+
 double CostOf(const Request& q, const TrainingPerf& t) {
   const double price = PricePerGpuHour(q);
   return price < 0 ? kInf : price * D(q.parallel.gpus) * t.time_s / 3600;
 }
 
-// Ranking keys, lower first.
-std::vector<double> Key(Ranking k, const Request& q, int64_t n, const TrainingPerf& t,
-                        double cost) {
+// A ranking key, lower first, in fixed storage: one is built for every setup tried.
+struct Key {
+  std::array<double, 4> v{};
+  size_t size = 0;
+  Key(std::initializer_list<double> values) : size(values.size()) {
+    std::copy(values.begin(), values.end(), v.begin());
+  }
+  bool Before(const std::vector<double>& other) const {
+    return std::lexicographical_compare(v.begin(), v.begin() + size, other.begin(), other.end());
+  }
+  std::vector<double> Vector() const { return {v.begin(), v.begin() + size}; }
+};
+
+Key KeyOf(Ranking k, const Request& q, int64_t n, const TrainingPerf& t, double cost) {
   switch (k) {
     case Ranking::kFewestMeetingDeadline:
       return {D(n), cost, t.time_s};
@@ -87,13 +109,6 @@ std::vector<double> Key(Ranking k, const Request& q, int64_t n, const TrainingPe
   return {D(n), t.time_s};
 }
 
-// Whether no setup whose run takes at least `lower` seconds can beat `best`.
-bool TimeBoundBeaten(Ranking k, const std::vector<double>& best, double lower) {
-  if (k == Ranking::kTime) return lower > best[0];  // equal could still win on count
-  if (k == Ranking::kFastestAboveKnee) return best[0] == 0 && lower > best[1];
-  return false;
-}
-
 // Keys led by the count are met first by the smallest count that works: search upwards and
 // stop there.
 bool CountFirst(Ranking k) {
@@ -101,36 +116,143 @@ bool CountFirst(Ranking k) {
          k == Ranking::kCount || k == Ranking::kPower;
 }
 
+// A setup of a count kept as numbers while the search runs; a request is built from it only
+// for the few that are kept (copying the request, strings and all, for every new closest miss
+// was most of the search's allocations).
+struct SetupAt {
+  int64_t n = 0;
+  TrainingSetup s{};
+};
+
+struct MissAt {
+  double need = kInf;
+  double total = 0;
+  SetupAt at;
+};
+
 struct Search {
+  Search(const Request& request, const ParamCounts& counts, const PlanOptions& options,
+         Ranking rank, CardSearch* out, const CardSearch* before)
+      : base(request),
+        c(counts),
+        opt(options),
+        ranking(rank),
+        cs(out),
+        earlier(before),
+        q(request) {}
+
   const Request& base;
   const ParamCounts& c;
   const PlanOptions& opt;
   Ranking ranking;
   CardSearch* cs;
+  const CardSearch* earlier;
   Request q;  // the candidate, rewritten in place for every setup
   double peak_eff = 0;
-  double work_flops = 0;  ///< the run's model FLOPs: tokens x per token, whatever the layout
+  /// The run's FLOPs as computed, tokens x hardware FLOPs per token, for each recomputation
+  /// tried: they depend on neither the layout nor the batch split.
+  std::array<std::pair<Recompute, double>, 2> work{};
+  double least_work = 0;  ///< the smaller of the two
 
+  double WorkOf(Recompute rc) const {
+    return rc == work[0].first ? work[0].second : work[1].second;
+  }
+  double price = -1;  ///< per GPU-hour; negative when unpriced
+  Pipeline pipeline;  ///< the request's schedule, whatever the layout
+
+  /// Whether no setup of n cards computing `flops` can beat the best found. Its run takes at
+  /// least flops / (n x achieved peak) x (1 + fill slots / micro-batches): EstimateTraining's
+  /// compute_s and the pipeline's fill (the busiest stage's micro-batch is at least the
+  /// average's), to which every other part of a step is added. `fill` is that last factor
+  /// at the most micro-batches a shape runs. Every ranking key grows with the run's time and
+  /// cost, so the key of that bound (the knee's tier taken at its best) comes no later than
+  /// any such setup's: when it does not come before the best's, none of them does.
+  bool CannotWin(double flops, double fill, int64_t n) const {
+    if (!opt.prune || !cs->best) return false;
+    TrainingPerf t;
+    t.time_s = flops * fill / (D(n) * peak_eff);
+    t.scaling_efficiency = 1;
+    const double cost = price < 0 ? kInf : price * D(n) * t.time_s / 3600;
+    return !KeyOf(ranking, q, n, t, cost).Before(cs->best->key);
+  }
+  std::optional<SetupAt> closest;
+  std::map<int64_t, MissAt> misses;
+
+  void Record(const FitCheck& f, int64_t n, const TrainingSetup& s);
+  bool BelowFloor(int64_t n, const TrainingSetup& s);
+  bool KnownWithoutFit(int64_t n, int64_t tp, int64_t pp) const;
   void Consider(int64_t n, const TrainingSetup& s, bool* stop_micro_batches);
   void Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>& recomputes);
+  void Materialise();
 };
+
+// Track's rule on the numbers: the closest miss overall and per count. A second search of the
+// card records no misses: only its best is read.
+void Search::Record(const FitCheck& f, int64_t n, const TrainingSetup& s) {
+  if (!f.layout_ok || earlier != nullptr) return;
+  if (f.total_with_headroom_bytes < cs->closest_need) {
+    cs->closest_need = f.total_with_headroom_bytes;
+    closest = SetupAt{n, s};
+  }
+  if (f.fits) return;
+  MissAt& m = misses[n];
+  if (f.total_with_headroom_bytes < m.need)
+    m = MissAt{f.total_with_headroom_bytes, f.total_bytes, {n, s}};
+}
+
+// Whether the setup's layout and ZeRO stage cannot fit whatever its micro-batch and
+// recomputation (TrainingFloorWithHeadroom above the card), and skipping them changes no record
+// that is read: the closest miss is read only for a card that ends without a best, the misses
+// per count only below the first fit and where an almost-fit is looked for (a search that
+// has a best is past both), and a second search records nothing. Where they are read, only
+// setups whose floor is no closer than the closest recorded yet are skipped (Record keeps a
+// strictly closer one).
+bool Search::BelowFloor(int64_t n, const TrainingSetup& s) {
+  if (!opt.prune) return false;
+  ApplySetup(&q, n, s);
+  const double floor = TrainingFloorWithHeadroom(q, c);
+  if (floor <= q.gpu.CapacityBytes()) return false;
+  if (earlier != nullptr || cs->best) return true;
+  if (floor < cs->closest_need) return false;
+  if (!AlmostFitApplies(ranking, base)) return true;
+  const auto it = misses.find(n);
+  return it != misses.end() && floor >= it->second.need;
+}
+
+void Search::Materialise() {
+  const auto request = [this](const SetupAt& at) {
+    ApplySetup(&q, at.n, at.s);
+    return q;
+  };
+  if (closest) cs->closest = request(*closest);
+  for (const auto& [n, m] : misses) cs->misses[n] = Miss{m.need, m.total, request(m.at)};
+}
+
+// Whether an earlier search of this card and request probed the shape and nothing fitted:
+// the fit of a setup depends on nothing the two searches differ in (their ranking).
+bool Search::KnownWithoutFit(int64_t n, int64_t tp, int64_t pp) const {
+  if (earlier == nullptr) return false;
+  const auto& known = earlier->shapes_without_fit;
+  return std::binary_search(known.begin(), known.end(), std::array<int64_t, 3>{n, tp, pp});
+}
 
 void Search::Consider(int64_t n, const TrainingSetup& s, bool* stop_micro_batches) {
   ApplySetup(&q, n, s);
   const TrainingPerf t = EstimateTraining(q, c);
   const double cost = CostOf(q, t);
-  const std::vector<double> key = Key(ranking, q, n, t, cost);
-  if (opt.prune && cs->best && !Better(key, cs->best->key)) return;
+  const Key key = KeyOf(ranking, q, n, t, cost);
+  if (opt.prune && cs->best && !key.Before(cs->best->key)) return;
   const FitCheck f = CheckFit(q, c);
   ++cs->evaluated;
-  Track(cs, q, f, n);
+  Record(f, n, s);
   if (!f.fits) {
-    // Memory never shrinks as the micro-batch grows (activations, logits, in-flight
-    // micro-batches): the larger ones of this setup cannot fit either.
+    // Memory never shrinks as the micro-batch grows while the step accumulates (activations,
+    // logits, in-flight micro-batches; Unaccumulated has the exception).
     *stop_micro_batches = opt.prune && f.layout_ok;
     return;
   }
   cs->fit_any = true;
+  if (cs->first_fit_count == 0 || n < cs->first_fit_count) cs->first_fit_count = n;
   const Constraints& k = base.constraints;
   // A deadline is met by the wall-clock time, interruptions included.
   const double wall = k.deadline_s > 0 ? WallClockSeconds(q, c, t) : t.time_s;
@@ -142,11 +264,11 @@ void Search::Consider(int64_t n, const TrainingSetup& s, bool* stop_micro_batche
   cs->met_deadline = true;
   cs->cheapest_in_time_usd = std::min(cs->cheapest_in_time_usd, cost);
   if (k.budget_usd > 0 && cost > k.budget_usd) return;
-  if (!cs->best || Better(key, cs->best->key)) {
+  if (!cs->best || key.Before(cs->best->key)) {
     PlanChoice choice;
     choice.request = q;
     choice.count = n;
-    choice.key = key;
+    choice.key = key.Vector();
     choice.figures.time_s = t.time_s;
     choice.figures.usd_total = std::isinf(cost) ? -1 : cost;
     choice.figures.scaling_efficiency = t.scaling_efficiency;
@@ -166,6 +288,7 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
     }
     return;
   }
+  const double fill = 1 + PipelineFillSlots(pipeline, pp) / D(batches.front().second);
   std::vector<int64_t> zeros = dp > 1 ? std::vector<int64_t>{0, 1, 2, 3} : std::vector<int64_t>{0};
   zeros.erase(
       std::remove_if(zeros.begin(), zeros.end(), [&](int64_t z) { return z > layouts.max_zero; }),
@@ -174,30 +297,55 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
     // No setup of this shape can run faster than its compute alone. Checked before memory:
     // a bound that prunes needs a best found, so the card has an answer and what the memory
     // checks would record (the closest miss, for a rejection) is not read.
-    if (cs->best && TimeBoundBeaten(ranking, cs->best->key, work_flops / (D(n) * peak_eff))) return;
-    // If no ZeRO stage and recomputation fits the smallest micro-batch, nothing of this
-    // shape does. The most sharded stage with full recomputation is tried first, and the
-    // first fit ends the check; a shape where none fits tries them all, so each miss is
-    // recorded as before.
+    if (CannotWin(least_work, fill, n)) return;
+    // If no ZeRO stage and recomputation fits the smallest micro-batch, nor the unaccumulated
+    // one (Unaccumulated), nothing of this shape does. The most sharded stage with full
+    // recomputation is tried first, and the first fit ends the check; a shape where none fits
+    // tries them all, so each miss is recorded as the full search records it.
+    if (KnownWithoutFit(n, tp, pp)) return;
     bool any = false;
-    const auto [mb, ga] = batches.front();
+    const size_t unaccumulated = Unaccumulated(batches);
+    const std::array<size_t, 2> probe_at = {0, unaccumulated};
+    const size_t probes = unaccumulated > 0 && unaccumulated < batches.size() ? 2 : 1;
     for (auto z = zeros.rbegin(); z != zeros.rend() && !any; ++z) {
+      if (BelowFloor(n,
+                     {tp, pp, *z, batches[0].first, batches[0].second, base.techniques.recompute}))
+        continue;
       for (auto rc = recomputes.rbegin(); rc != recomputes.rend() && !any; ++rc) {
-        ApplySetup(&q, n, {tp, pp, *z, mb, ga, *rc});
-        const FitCheck f = CheckFit(q, c);
-        ++cs->evaluated;
-        Track(cs, q, f, n);
-        any = f.fits;
+        for (size_t k = 0; k < probes && !any; ++k) {
+          const auto [mb, ga] = batches[probe_at[k]];
+          const TrainingSetup setup{tp, pp, *z, mb, ga, *rc};
+          ApplySetup(&q, n, setup);
+          const FitCheck f = CheckFit(q, c);
+          ++cs->evaluated;
+          Record(f, n, setup);
+          any = f.fits;
+        }
       }
     }
-    if (!any) return;
+    if (any && (cs->first_fit_count == 0 || n < cs->first_fit_count)) cs->first_fit_count = n;
+    if (!any) {
+      cs->shapes_without_fit.push_back({n, tp, pp});
+      return;
+    }
   }
   for (int64_t z : zeros) {
+    if (BelowFloor(n, {tp, pp, z, batches[0].first, batches[0].second, base.techniques.recompute}))
+      continue;
     for (Recompute rc : recomputes) {
-      bool stop = false;
-      for (const auto& [mb, ga] : batches) {
+      const size_t unaccumulated = Unaccumulated(batches);
+      for (size_t i = 0; i < batches.size(); ++i) {
+        const auto [mb, ga] = batches[i];
+        // Larger micro-batches leave fewer of them to fill the pipeline: once the bound
+        // (full recomputation's extra forward, the fill) rules one out, it rules out the rest.
+        if (CannotWin(WorkOf(rc), 1 + PipelineFillSlots(pipeline, pp) / D(ga), n)) break;
+        bool stop = false;
         Consider(n, {tp, pp, z, mb, ga, rc}, &stop);
-        if (stop) break;
+        if (!stop) continue;
+        // What does not fit accumulating does not fit with larger micro-batches accumulating;
+        // the unaccumulated one is judged on its own.
+        if (i + 1 >= unaccumulated) break;
+        i = unaccumulated - 1;
       }
     }
   }
@@ -206,17 +354,24 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
 }  // namespace
 
 CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamCounts& c,
-                          const PlanOptions& opt, Ranking ranking) {
+                          const PlanOptions& opt, Ranking ranking, const CardSearch* earlier) {
   CardSearch cs;
-  Search s{request, c, opt, ranking, &cs, request};
+  Search s(request, c, opt, ranking, &cs, earlier);
   s.q.gpu = g;
+  s.price = PricePerGpuHour(s.q);
+  s.pipeline = TrainingPolicyOf(request).pipeline;
   s.q.parallel = Parallel{};
   {
     const TrainingPerf one = EstimateTraining(s.q, c);
     s.peak_eff = one.peak_flops * one.efficiency;
-    // Model FLOPs per token leave recomputation and the layout out: one figure for the card.
-    s.work_flops = request.workload.tokens * TrainingFlopsPerToken(s.q, c).model_per_token;
-    cs.one_gpu_bound_s = s.peak_eff > 0 ? s.work_flops / s.peak_eff : 0;
+    const double tokens = request.workload.tokens;
+    const TrainingFlops asked = TrainingFlopsPerToken(s.q, c);
+    s.q.techniques.recompute = Recompute::kFull;
+    s.work = {{{request.techniques.recompute, tokens * asked.hardware_per_token},
+               {Recompute::kFull, tokens * TrainingFlopsPerToken(s.q, c).hardware_per_token}}};
+    s.q.techniques.recompute = request.techniques.recompute;
+    s.least_work = std::min(s.work[0].second, s.work[1].second);
+    cs.one_gpu_bound_s = s.peak_eff > 0 ? tokens * asked.model_per_token / s.peak_eff : 0;
   }
   std::vector<int64_t> counts = PlanCounts(MaxGpus(request), g.gpus_per_node);
   cs.largest_count = counts.back();
@@ -242,6 +397,8 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
       }
     }
   }
+  std::sort(cs.shapes_without_fit.begin(), cs.shapes_without_fit.end());
+  s.Materialise();
   return cs;
 }
 
