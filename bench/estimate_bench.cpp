@@ -135,6 +135,17 @@ void BM_PlanServingCatalog020(benchmark::State& state) {
 }
 BENCHMARK(BM_PlanServingCatalog020)->Arg(1)->Unit(benchmark::kMillisecond);
 
+// What the page re-plans on every keystroke with its default form: LoRA of Llama 3.1 8B over
+// the whole catalog, up to 64 cards (web/state.js kDefaults).
+constexpr const char* kPageDefault = R"({"model": {"preset": "llama-3.1-8b"},
+    "workload": {"kind": "lora", "seq_len": 4096, "tokens": 1e8},
+    "constraints": {"max_gpus": 64}})";
+
+void BM_PlanPageDefault(benchmark::State& state) {
+  RunPlan(state, kPageDefault, gpuplan::Engine::PlanAnswer::kLean);
+}
+BENCHMARK(BM_PlanPageDefault)->Arg(1)->Unit(benchmark::kMillisecond);
+
 // The complete answer (`gpuplan plan --full`): what every plan wrote before issue #18.
 void BM_PlanPretrainFull(benchmark::State& state) {
   RunPlan(state, kPretrain, gpuplan::Engine::PlanAnswer::kFull);

@@ -45,3 +45,9 @@ const serving = JSON.stringify({ model: { preset: 'llama-3.1-70b' },
   constraints: { max_gpus: 1024, ttft_ms: 2000, tpot_ms: 50 } });
 time('plan: 70B serving, 256 users, max_gpus 1024', () => mod.plan(serving), 20);
 console.log(`${'  its answer'.padEnd(44)} ${(mod.plan(serving).length / 1000).toFixed(1)} KB`);
+// What the page re-plans on every keystroke with its default form (gpuplan_bench's
+// BM_PlanPageDefault is the native figure).
+const pageDefault = JSON.stringify({ model: { preset: 'llama-3.1-8b' },
+  workload: { kind: 'lora', seq_len: 4096, tokens: 1e8 }, constraints: { max_gpus: 64 } });
+time("plan: the page's default (LoRA, Llama 3.1 8B)", () => mod.plan(pageDefault), 20);
+console.log(`${'  its answer'.padEnd(44)} ${(mod.plan(pageDefault).length / 1000).toFixed(1)} KB`);

@@ -329,14 +329,42 @@ Json FewestJson(const std::optional<FewestCards>& f) {
           {"usd_total", f->usd_total < 0 ? Json(nullptr) : Json(f->usd_total)}};
 }
 
+}  // namespace
+
+// x to six significant digits: the double nearest the decimal "%.6g" writes, without the text
+// where it can (the text was most of a lean plan's time). With r = x x 10^k rounded to a whole
+// number of six digits and 10^k exact (|k| <= 22), r / 10^k is correctly rounded, so it is that
+// double. x x 10^k is within 2^-53 of itself, about 1e-10 at six digits: a product that close to
+// a half could round the other way than x's exact decimal value, so it goes through the text,
+// as do scales beyond 10^22 and a digit count that log10 got wrong.
+double SixSignificantDigits(double x) {
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  if (x != 0 && std::isfinite(x)) {
+    const int k = 5 - static_cast<int>(std::floor(std::log10(std::fabs(x))));
+    if (k >= -22 && k <= 22) {
+      const double scaled = k >= 0 ? x * kPow10[k] : x / kPow10[-k];
+      const double r = std::nearbyint(scaled);
+      const double off_half = std::fabs(std::fabs(scaled - std::trunc(scaled)) - 0.5);
+      if (std::fabs(r) >= 1e5 && std::fabs(r) < 1e6 && off_half > 1e-9) {
+        return k >= 0 ? r / kPow10[k] : r * kPow10[-k];
+      }
+    }
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return std::strtod(buf, nullptr);
+}
+
+namespace {
+
 // Six significant digits: what a table shows is three or four, and the bands span tens of
 // percent; the 17 digits of a shortest round-trip double are most of a lean plan's bytes.
 // A whole number is written as one (no ".0"), and a member that is null is left out.
 void RoundFigures(Json* j) {
   if (j->is_number_float()) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", j->get<double>());
-    const double v = std::strtod(buf, nullptr);
+    const double v = SixSignificantDigits(j->get<double>());
     constexpr double kExact = 9007199254740992.0;  // 2^53
     if (std::floor(v) == v && std::fabs(v) < kExact) {
       *j = static_cast<int64_t>(v);

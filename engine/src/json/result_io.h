@@ -30,6 +30,10 @@ Json EstimateToJson(const ParsedRequest& pr, const Estimate& e, const std::strin
 /// `{"ok": false, "errors": [...]}`.
 Json ErrorEnvelope(const Diagnostics& errors);
 
+/// x to six significant digits, as a lean plan writes its figures: the double nearest the
+/// decimal printf's "%.6g" makes of it.
+double SixSignificantDigits(double x);
+
 /// Serialises an envelope; refuses (as an internal error envelope) any non-finite number.
 std::string DumpEnvelope(const Json& envelope);
 

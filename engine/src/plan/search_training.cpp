@@ -73,8 +73,8 @@ double CostOf(const Request& q, const TrainingPerf& t) {
 struct Key {
   std::array<double, 4> v{};
   size_t size = 0;
-  Key(std::initializer_list<double> values) : size(values.size()) {
-    std::copy(values.begin(), values.end(), v.begin());
+  Key(std::initializer_list<double> values) : size(std::min(values.size(), v.size())) {
+    std::copy_n(values.begin(), size, v.begin());
   }
   bool Before(const std::vector<double>& other) const {
     return std::lexicographical_compare(v.begin(), v.begin() + size, other.begin(), other.end());
@@ -127,7 +127,7 @@ struct SetupAt {
 struct MissAt {
   double need = kInf;
   double total = 0;
-  SetupAt at;
+  SetupAt at;  ///< at.n: the count
 };
 
 struct Search {
@@ -176,7 +176,14 @@ struct Search {
     return !KeyOf(ranking, q, n, t, cost).Before(cs->best->key);
   }
   std::optional<SetupAt> closest;
-  std::map<int64_t, MissAt> misses;
+  std::vector<MissAt> misses;  ///< the closest miss per count, a few dozen at most
+
+  MissAt* MissOf(int64_t n) {
+    for (MissAt& m : misses) {
+      if (m.at.n == n) return &m;
+    }
+    return nullptr;
+  }
 
   void Record(const FitCheck& f, int64_t n, const TrainingSetup& s);
   bool BelowFloor(int64_t n, const TrainingSetup& s);
@@ -195,9 +202,13 @@ void Search::Record(const FitCheck& f, int64_t n, const TrainingSetup& s) {
     closest = SetupAt{n, s};
   }
   if (f.fits) return;
-  MissAt& m = misses[n];
-  if (f.total_with_headroom_bytes < m.need)
-    m = MissAt{f.total_with_headroom_bytes, f.total_bytes, {n, s}};
+  const MissAt miss{f.total_with_headroom_bytes, f.total_bytes, {n, s}};
+  MissAt* m = MissOf(n);
+  if (m == nullptr) {
+    misses.push_back(miss);
+  } else if (miss.need < m->need) {
+    *m = miss;
+  }
 }
 
 // Whether the setup's layout and ZeRO stage cannot fit whatever its micro-batch and
@@ -215,8 +226,8 @@ bool Search::BelowFloor(int64_t n, const TrainingSetup& s) {
   if (earlier != nullptr || cs->best) return true;
   if (floor < cs->closest_need) return false;
   if (!AlmostFitApplies(ranking, base)) return true;
-  const auto it = misses.find(n);
-  return it != misses.end() && floor >= it->second.need;
+  const MissAt* m = MissOf(n);
+  return m != nullptr && floor >= m->need;
 }
 
 void Search::Materialise() {
@@ -225,7 +236,7 @@ void Search::Materialise() {
     return q;
   };
   if (closest) cs->closest = request(*closest);
-  for (const auto& [n, m] : misses) cs->misses[n] = Miss{m.need, m.total, request(m.at)};
+  for (const MissAt& m : misses) cs->misses[m.at.n] = Miss{m.need, m.total, request(m.at)};
 }
 
 // Whether an earlier search of this card and request probed the shape and nothing fitted:
