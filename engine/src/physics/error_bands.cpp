@@ -50,20 +50,39 @@ const ErrorBand* BandFor(const std::string& kind, const std::string& framework) 
   return general;
 }
 
+namespace {
+
+std::string BasisText(const ErrorBand& b) {
+  char basis[320];
+  std::snprintf(basis, sizeof basis,
+                "%d published measurements of %s in %d source%s%s%s: the estimate, each "
+                "source left out of the fit in turn, was %+.0f%% to %+.0f%% off the measured "
+                "value (%s); median error %.0f%%",
+                b.cases, b.kind, b.groups, b.groups == 1 ? "" : "s",
+                std::strlen(b.framework) > 0 ? ", on " : "", b.framework, 100 * (b.low - 1),
+                100 * (b.high - 1), b.cases >= 20 ? "5th to 95th percentile" : "all of them",
+                100 * (std::exp(b.median_abs) - 1));
+  return basis;
+}
+
+// A band's basis in words, written once per band: every row of a plan carries several.
+const std::string& BasisOf(const ErrorBand& b) {
+  static const std::vector<std::string> texts = [] {
+    std::vector<std::string> out;
+    for (const ErrorBand& band : ErrorBands()) out.push_back(BasisText(band));
+    return out;
+  }();
+  return texts[static_cast<size_t>(&b - ErrorBands().data())];
+}
+
+}  // namespace
+
 void AddBands(const Request& r, Estimate* e) {
   const std::string framework = r.framework != nullptr ? r.framework->id : "";
   const auto put = [&](const char* kind, const std::string& ptr, double v, bool rate) {
     const ErrorBand* b = BandFor(kind, framework);
     if (b == nullptr || !(v > 0)) return;
-    char basis[320];
-    std::snprintf(basis, sizeof basis,
-                  "%d published measurements of %s in %d source%s%s%s: the estimate, each "
-                  "source left out of the fit in turn, was %+.0f%% to %+.0f%% off the measured "
-                  "value (%s); median error %.0f%%",
-                  b->cases, kind, b->groups, b->groups == 1 ? "" : "s",
-                  std::strlen(b->framework) > 0 ? ", on " : "", b->framework, 100 * (b->low - 1),
-                  100 * (b->high - 1), b->cases >= 20 ? "5th to 95th percentile" : "all of them",
-                  100 * (std::exp(b->median_abs) - 1));
+    const std::string& basis = BasisOf(*b);
     // measured = predicted / (predicted / measured). A suite whose every case came out on one
     // side of the estimate (the engines' KV pools: 1.01 to 1.78) would put the band beside the
     // figure;

@@ -54,7 +54,9 @@ auto WithMemoryInput(const Request& r, const ParamCounts& c, bool with_detail, M
   RuntimeOptions runtime = r.runtime;
   if (r.calibration.allocator_slack >= 0) runtime.allocator_slack = r.calibration.allocator_slack;
   const TrainingPolicy training = TrainingPolicyOf(r);
-  const ServingPolicy serving = ServingPolicyOf(r);
+  // The memory model reads the serving policy only for inference (the planner's training
+  // search asks for memory by the thousand, and resolving an engine's version is not free).
+  const ServingPolicy serving = r.workload.IsTraining() ? ServingPolicy{} : ServingPolicyOf(r);
   const MemoryInput in{
       r.model, c,       r.workload, r.precision, r.optimizer, r.techniques,        safe,
       r.gpu,   runtime, training,   serving,     with_detail, r.calibration.memory};

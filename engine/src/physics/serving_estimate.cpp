@@ -14,15 +14,16 @@ namespace {
 
 using text::D;
 
-bool FitsAt(const Request& r, const Estimate& e, int64_t concurrency) {
+// `q` at `concurrency`: the search rewrites one request in place (a copy per probe was most
+// of a serving plan's allocations).
+bool FitsAt(Request* q, const Estimate& e, int64_t concurrency) {
   if (e.framework.max_seqs > 0 && concurrency > e.framework.max_seqs) return false;
   // A context allocated at start for every sequence (llama.cpp's n_ctx) holds so many.
-  const int64_t n_ctx = ServingPolicyOf(r).context_tokens;
-  const int64_t per_sequence = r.workload.prompt_tokens + r.workload.output_tokens;
+  const int64_t n_ctx = ServingPolicyOf(*q).context_tokens;
+  const int64_t per_sequence = q->workload.prompt_tokens + q->workload.output_tokens;
   if (n_ctx > 0 && concurrency * per_sequence > n_ctx) return false;
-  Request q = r;
-  q.workload.SetConcurrency(concurrency);
-  return FitsCard(q, MemoryOf(q, e.params, /*with_detail=*/false).per_gpu);
+  q->workload.SetConcurrency(concurrency);
+  return FitsCard(*q, MemoryOf(*q, e.params, /*with_detail=*/false).per_gpu);
 }
 
 // What one tensor-parallel rank reads per decode step across all pipeline stages: its share of
@@ -145,14 +146,16 @@ void AddServing(const Request& r, Estimate* e) {
   s.meets_targets = meets(s.at_request) && e->fits;
   // Memory and latency both grow with concurrency, so the largest acceptable one is found by
   // doubling, then bisecting.
-  const auto largest = [&](const Request& q) {
-    const auto ok = [&](int64_t c) {
-      return e->infeasible.empty() || e->infeasible[0].code == "exceeds_memory" ||
-                     e->infeasible[0].code == "exceeds_engine_kv_pool" ||
-                     e->infeasible[0].code == "exceeds_engine_context"
-                 ? FitsAt(q, *e, c) && meets(at(c))
-                 : false;
-    };
+  // Only memory (or an engine's pool or context) can stand in the way of more sequences.
+  const bool can_grow = e->infeasible.empty() || e->infeasible[0].code == "exceeds_memory" ||
+                        e->infeasible[0].code == "exceeds_engine_kv_pool" ||
+                        e->infeasible[0].code == "exceeds_engine_context";
+  // The one request both searches rewrite: its concurrency, and the headroom it plans with.
+  Request probe = safe;
+  const auto largest = [&](double headroom) {
+    probe.headroom = headroom;
+    // The latency check first: it is the cheaper of the two.
+    const auto ok = [&](int64_t c) { return can_grow && meets(at(c)) && FitsAt(&probe, *e, c); };
     int64_t lo = 0;
     int64_t hi = 1;
     constexpr int64_t kMax = int64_t{1} << 20;
@@ -167,17 +170,15 @@ void AddServing(const Request& r, Estimate* e) {
     return lo;
   };
   // max_concurrency is the planner's figure: what fits with the planning headroom on the card.
-  const int64_t lo = largest(safe);
+  const int64_t lo = largest(safe.headroom);
   s.max_concurrency = lo;
   // An engine that preallocates its pool admits what the pool holds once started, headroom or
   // not (issue #17: no planning headroom inside the engine's own budget), so a server under
   // full load runs that batch.
-  Request bare = safe;
-  bare.headroom = 0;
   const bool pool_engine = ServingPolicyOf(r).Preallocates();
   // A search that describes nothing needs it only for an offline batch's rate.
   const bool needed = e->describe || offline;
-  s.engine_concurrency = needed && pool_engine && safe.headroom > 0 ? largest(bare) : lo;
+  s.engine_concurrency = needed && pool_engine && safe.headroom > 0 ? largest(0) : lo;
   const int64_t full = s.engine_concurrency;
   // At saturation each iteration decodes B tokens and, chunked in, prefills B x P / O prompt
   // tokens: the requests that finished are replaced, each paying its prompt once.
@@ -205,7 +206,9 @@ void AddServing(const Request& r, Estimate* e) {
   // A batch beyond the card (or the engine's pool) does not run: its decode figures are those
   // of max_concurrency. One that only eats into the planning headroom still runs. An engine's
   // cap on running sequences queues the rest.
-  const bool runs = FitsCard(bare, e->memory.per_gpu);
+  probe.workload = safe.workload;
+  probe.headroom = 0;
+  const bool runs = FitsCard(probe, e->memory.per_gpu);
   const int64_t asked = r.workload.concurrency;
   int64_t served = asked;
   if (e->framework.max_seqs > 0) served = std::min(served, e->framework.max_seqs);

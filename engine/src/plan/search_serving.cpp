@@ -50,22 +50,26 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
   const int64_t max_gpus = MaxGpus(base);
   cs.largest_count = max_gpus;
   const bool offline = base.workload.mode == InferenceMode::kOffline;
+  // One request for the card, rewritten for every layout and format (copying the request,
+  // strings and all, for each was a fifth of a serving plan's time).
+  Request q = base;
+  q.gpu = g;
   for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(max_gpus, g.gpus_per_node)); tp *= 2) {
     for (WeightFormat format : Formats(base, g)) {
-      Request q = base;
-      q.gpu = g;
       q.parallel = Parallel{};
       q.parallel.gpus = tp;
       q.parallel.tp = tp;
       if (StackOf(base).engine.layer_split) std::swap(q.parallel.tp, q.parallel.pp);
       q.precision.weights = format;
-      if (format == WeightFormat::kAwqInt4) q.precision.quant = {128, true};
+      q.precision.quant =
+          format == WeightFormat::kAwqInt4 ? QuantOptions{128, true} : base.precision.quant;
+      q.workload = base.workload;
       if (!CheckLayout(base.model, q.parallel).empty()) continue;
-      Request one = q;
-      one.workload.SetConcurrency(1);
-      const FitCheck f = CheckFit(one, c);
+      q.workload.SetConcurrency(1);
+      const FitCheck f = CheckFit(q, c);
       ++cs.evaluated;
-      Track(&cs, one, f, tp);
+      Track(&cs, q, f, tp);
+      q.workload = base.workload;
       if (!f.fits) continue;
       cs.fit_any = true;
       const Estimate e = EstimateSetup(q, /*with_levers=*/false, Description::kFigures);
@@ -91,9 +95,8 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
                              {"max_gpus", D(max_gpus)}};
         continue;
       }
-      Request sized = q;
-      sized.workload.SetConcurrency((wanted + replicas - 1) / replicas);  // per replica
-      const Estimate at = EstimateSetup(sized, false, Description::kFigures);
+      q.workload.SetConcurrency((wanted + replicas - 1) / replicas);  // per replica
+      const Estimate at = EstimateSetup(q, false, Description::kFigures);
       // Online, the requested users consume tokens at the pace they are served, and no faster
       // than the TPOT target asks for: a card that decodes faster than that serves the same
       // demand, so what a deployment costs per token it delivers is its price per hour.
@@ -108,7 +111,7 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
       const std::vector<double> key = Key(ranking, g, n, per_card, tpot, usd_per_mtok);
       if (!cs.best || Better(key, cs.best->key)) {
         PlanChoice choice;
-        choice.request = sized;
+        choice.request = q;
         choice.count = n;
         choice.replicas = replicas;
         choice.key = key;

@@ -164,14 +164,20 @@ struct Search {
   /// least flops / (n x achieved peak) x (1 + fill slots / micro-batches): EstimateTraining's
   /// compute_s and the pipeline's fill (the busiest stage's micro-batch is at least the
   /// average's), to which every other part of a step is added. `fill` is that last factor
-  /// at the most micro-batches a shape runs. Every ranking key grows with the run's time and
-  /// cost, so the key of that bound (the knee's tier taken at its best) comes no later than
-  /// any such setup's: when it does not come before the best's, none of them does.
-  bool CannotWin(double flops, double fill, int64_t n) const {
+  /// at the most micro-batches a shape runs; `exposed_s` what the run's tensor-parallel
+  /// all-reduces add at the least (ExposedTensorParallel), for `flops`' own recomputation when
+  /// `same_recompute`. The same parts bound its scaling efficiency (compute over the step's
+  /// parallel time) from above: a setup that cannot reach the knee ranks as one below it
+  /// (the fill alone where the all-reduces are another recomputation's). Every ranking key
+  /// grows with the run's time and cost, so the key of that bound comes no later than any
+  /// such setup's: when it does not come before the best's, none of them does.
+  bool CannotWin(double flops, double fill, int64_t n, double exposed_s = 0,
+                 bool same_recompute = false) const {
     if (!opt.prune || !cs->best) return false;
+    const double compute = flops / (D(n) * peak_eff);
     TrainingPerf t;
-    t.time_s = flops * fill / (D(n) * peak_eff);
-    t.scaling_efficiency = 1;
+    t.time_s = compute * fill + exposed_s;
+    t.scaling_efficiency = 1 / (fill + (same_recompute && compute > 0 ? exposed_s / compute : 0));
     const double cost = price < 0 ? kInf : price * D(n) * t.time_s / 3600;
     return !KeyOf(ranking, q, n, t, cost).Before(cs->best->key);
   }
@@ -187,6 +193,7 @@ struct Search {
 
   void Record(const FitCheck& f, int64_t n, const TrainingSetup& s);
   bool BelowFloor(int64_t n, const TrainingSetup& s);
+  double ExposedTensorParallel(int64_t n, const TrainingSetup& largest);
   bool KnownWithoutFit(int64_t n, int64_t tp, int64_t pp) const;
   void Consider(int64_t n, const TrainingSetup& s, bool* stop_micro_batches);
   void Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>& recomputes);
@@ -228,6 +235,18 @@ bool Search::BelowFloor(int64_t n, const TrainingSetup& s) {
   if (!AlmostFitApplies(ranking, base)) return true;
   const MissAt* m = MissOf(n);
   return m != nullptr && floor >= m->need;
+}
+
+// The run's tensor-parallel all-reduce time that no setup of this shape and recomputation
+// can go below, from the one with the largest micro-batch: per token, the all-reduces' bytes
+// are the same at every micro-batch and their latency is paid once per micro-batch, so the
+// fewest micro-batches pay the least, and what overlap hides (compute, the same per token)
+// does not change with it. The ZeRO stage changes neither. Zero when no bound could prune.
+double Search::ExposedTensorParallel(int64_t n, const TrainingSetup& largest) {
+  if (!opt.prune || !cs->best || largest.tp <= 1) return 0;
+  ApplySetup(&q, n, largest);
+  const TrainingPerf t = EstimateTraining(q, c);
+  return t.tokens_per_step > 0 ? base.workload.tokens * t.tp_exposed_s / t.tokens_per_step : 0;
 }
 
 void Search::Materialise() {
@@ -309,6 +328,12 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
     // a bound that prunes needs a best found, so the card has an answer and what the memory
     // checks would record (the closest miss, for a rejection) is not read.
     if (CannotWin(least_work, fill, n)) return;
+    const auto [most_mb, fewest_ga] = batches.back();
+    const Recompute asked = base.techniques.recompute;  // the fewest all-reduces of the two
+    if (CannotWin(least_work, fill, n,
+                  ExposedTensorParallel(n, {tp, pp, zeros.front(), most_mb, fewest_ga, asked}))) {
+      return;
+    }
     // If no ZeRO stage and recomputation fits the smallest micro-batch, nor the unaccumulated
     // one (Unaccumulated), nothing of this shape does. The most sharded stage with full
     // recomputation is tried first, and the first fit ends the check; a shape where none fits
@@ -340,6 +365,16 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
       return;
     }
   }
+  // Per recomputation, the tensor-parallel floor, worked out when a bound first needs it.
+  std::array<double, 2> exposed = {-1, -1};
+  const auto exposed_for = [&](Recompute rc) {
+    double& x = exposed[rc == work[0].first ? 0 : 1];
+    if (x < 0 && cs->best) {
+      x = ExposedTensorParallel(
+          n, {tp, pp, zeros.front(), batches.back().first, batches.back().second, rc});
+    }
+    return std::max(0.0, x);
+  };
   for (int64_t z : zeros) {
     if (BelowFloor(n, {tp, pp, z, batches[0].first, batches[0].second, base.techniques.recompute}))
       continue;
@@ -349,7 +384,10 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
         const auto [mb, ga] = batches[i];
         // Larger micro-batches leave fewer of them to fill the pipeline: once the bound
         // (full recomputation's extra forward, the fill) rules one out, it rules out the rest.
-        if (CannotWin(WorkOf(rc), 1 + PipelineFillSlots(pipeline, pp) / D(ga), n)) break;
+        if (CannotWin(WorkOf(rc), 1 + PipelineFillSlots(pipeline, pp) / D(ga), n, exposed_for(rc),
+                      /*same_recompute=*/true)) {
+          break;
+        }
         bool stop = false;
         Consider(n, {tp, pp, z, mb, ga, rc}, &stop);
         if (!stop) continue;
