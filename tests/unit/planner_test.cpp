@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "physics/estimate.h"
 #include "test_util.h"
 
 namespace gpuplan {
@@ -110,6 +111,50 @@ TEST(PlanPruning, MatchesTheFullSearchOnRandomRequests) {
   }
   EXPECT_GT(compared, 50);
   EXPECT_LT(pruned_evaluations, full_evaluations);  // the bounds are worth their probes
+}
+
+TEST(PlanPruning, MemoryFloorIsAtMostEveryTotal) {
+  // The floor the training search skips setups on (weights, optimizer states, first
+  // gradients, reserve and communicators) is never above the total the memory model gives any
+  // micro-batch, accumulation and recomputation of the same layout and ZeRO stage, with and
+  // without offloading; were it above, the pruned search would drop a setup that fits.
+  std::mt19937 rng(77);
+  const auto pick = [&rng](const std::vector<std::string>& v) {
+    return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
+  };
+  const std::vector<std::string> models = {"llama-3.1-8b",  "qwen2.5-32b", "mixtral-8x7b",
+                                           "llama-3.1-70b", "gemma-2-9b",  "deepseek-v3"};
+  const std::vector<std::string> cards = {"h100-sxm-80gb", "rtx-4090-24gb", "mi300x-192gb"};
+  int checked = 0;
+  for (int i = 0; i < 300; ++i) {
+    const std::string kind = pick({"pretrain", "full_finetune", "lora", "qlora"});
+    const int tp = 1 << std::uniform_int_distribution<int>(0, 3)(rng);
+    const int pp = 1 << std::uniform_int_distribution<int>(0, 2)(rng);
+    const int dp = 1 << std::uniform_int_distribution<int>(0, 3)(rng);
+    Json req = {{"model", {{"preset", pick(models)}}},
+                {"gpu", pick(cards)},
+                {"workload",
+                 {{"kind", kind},
+                  {"micro_batch", 1 << std::uniform_int_distribution<int>(0, 3)(rng)},
+                  {"grad_accum", std::uniform_int_distribution<int>(1, 4)(rng)},
+                  {"seq_len", 1024 << std::uniform_int_distribution<int>(0, 3)(rng)}}},
+                {"parallel",
+                 {{"gpus", tp * pp * dp},
+                  {"tp", tp},
+                  {"pp", pp},
+                  {"zero", dp > 1 ? std::uniform_int_distribution<int>(0, 3)(rng) : 0}}},
+                {"memory_techniques",
+                 {{"recompute", pick({"none", "selective", "full"})},
+                  {"offload", pick({"none", "none", "optimizer", "optimizer_and_params"})}}}};
+    if (kind == "qlora") req["precision"] = {{"weights", "nf4"}};
+    const Request r = Parse(req);
+    const FitCheck f = CheckFit(r, CountParams(r.model));
+    if (!f.layout_ok) continue;
+    EXPECT_LE(TrainingFloorWithHeadroom(r, CountParams(r.model)), f.total_with_headroom_bytes)
+        << req.dump();
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
 }
 
 TEST(PlanPruning, MatchesTheFullSearchAtScale) {

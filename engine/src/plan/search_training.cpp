@@ -173,7 +173,7 @@ struct Search {
   /// such setup's: when it does not come before the best's, none of them does.
   bool CannotWin(double flops, double fill, int64_t n, double exposed_s = 0,
                  bool same_recompute = false) const {
-    if (!opt.prune || !cs->best) return false;
+    if (!opt.prune || !cs->best || !(peak_eff > 0)) return false;
     const double compute = flops / (D(n) * peak_eff);
     TrainingPerf t;
     t.time_s = compute * fill + exposed_s;
