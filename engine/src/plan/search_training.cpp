@@ -323,17 +323,36 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
   zeros.erase(
       std::remove_if(zeros.begin(), zeros.end(), [&](int64_t z) { return z > layouts.max_zero; }),
       zeros.end());
+  // Per recomputation, the tensor-parallel floor, worked out when a bound first needs it.
+  std::array<double, 2> exposed = {-1, -1};
+  const auto exposed_for = [&](Recompute rc) {
+    double& x = exposed[rc == work[0].first ? 0 : 1];
+    if (x < 0 && cs->best) {
+      x = ExposedTensorParallel(
+          n, {tp, pp, zeros.front(), batches.back().first, batches.back().second, rc});
+    }
+    return std::max(0.0, x);
+  };
+  // Per ZeRO stage, whether BelowFloor skips it, asked once: a stage it skips stays skipped
+  // (the records it guards only get closer, a best once found stays), and one it keeps is
+  // simply searched.
+  std::array<signed char, 4> below = {-1, -1, -1, -1};
+  const auto below_floor = [&](int64_t z) {
+    signed char& b = below[static_cast<size_t>(z)];
+    if (b < 0) {
+      b = BelowFloor(n, {tp, pp, z, batches[0].first, batches[0].second, base.techniques.recompute})
+              ? 1
+              : 0;
+    }
+    return b == 1;
+  };
   if (opt.prune) {
     // No setup of this shape can run faster than its compute alone. Checked before memory:
     // a bound that prunes needs a best found, so the card has an answer and what the memory
     // checks would record (the closest miss, for a rejection) is not read.
     if (CannotWin(least_work, fill, n)) return;
-    const auto [most_mb, fewest_ga] = batches.back();
-    const Recompute asked = base.techniques.recompute;  // the fewest all-reduces of the two
-    if (CannotWin(least_work, fill, n,
-                  ExposedTensorParallel(n, {tp, pp, zeros.front(), most_mb, fewest_ga, asked}))) {
-      return;
-    }
+    // The request's recomputation makes the fewest all-reduces of the two.
+    if (CannotWin(least_work, fill, n, exposed_for(base.techniques.recompute))) return;
     // If no ZeRO stage and recomputation fits the smallest micro-batch, nor the unaccumulated
     // one (Unaccumulated), nothing of this shape does. The most sharded stage with full
     // recomputation is tried first, and the first fit ends the check; a shape where none fits
@@ -344,9 +363,7 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
     const std::array<size_t, 2> probe_at = {0, unaccumulated};
     const size_t probes = unaccumulated > 0 && unaccumulated < batches.size() ? 2 : 1;
     for (auto z = zeros.rbegin(); z != zeros.rend() && !any; ++z) {
-      if (BelowFloor(n,
-                     {tp, pp, *z, batches[0].first, batches[0].second, base.techniques.recompute}))
-        continue;
+      if (below_floor(*z)) continue;
       for (auto rc = recomputes.rbegin(); rc != recomputes.rend() && !any; ++rc) {
         for (size_t k = 0; k < probes && !any; ++k) {
           const auto [mb, ga] = batches[probe_at[k]];
@@ -365,19 +382,8 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
       return;
     }
   }
-  // Per recomputation, the tensor-parallel floor, worked out when a bound first needs it.
-  std::array<double, 2> exposed = {-1, -1};
-  const auto exposed_for = [&](Recompute rc) {
-    double& x = exposed[rc == work[0].first ? 0 : 1];
-    if (x < 0 && cs->best) {
-      x = ExposedTensorParallel(
-          n, {tp, pp, zeros.front(), batches.back().first, batches.back().second, rc});
-    }
-    return std::max(0.0, x);
-  };
   for (int64_t z : zeros) {
-    if (BelowFloor(n, {tp, pp, z, batches[0].first, batches[0].second, base.techniques.recompute}))
-      continue;
+    if (below_floor(z)) continue;
     for (Recompute rc : recomputes) {
       const size_t unaccumulated = Unaccumulated(batches);
       for (size_t i = 0; i < batches.size(); ++i) {
