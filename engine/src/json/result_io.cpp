@@ -406,10 +406,8 @@ bool IsHeadline(const std::string& ptr) {
                                           "/performance/inference/max_throughput_tokens_per_s",
                                           "/cost/usd_total",
                                           "/cost/usd_per_million_tokens"};
-  for (const char* h : kHeadline) {
-    if (ptr == h) return true;
-  }
-  return false;
+  return std::any_of(std::begin(kHeadline), std::end(kHeadline),
+                     [&ptr](const char* h) { return ptr == h; });
 }
 
 // One recommendation's estimate as the lean plan carries it. Each band's basis is the same
