@@ -14,8 +14,8 @@ namespace {
 
 using text::D;
 
-// `q` at `concurrency`: the search rewrites one request in place (a copy per probe was most
-// of a serving plan's allocations).
+// `q` at `concurrency`: the search rewrites one request in place (a copy per probe was a
+// third of a serving plan's allocations).
 bool FitsAt(Request* q, const Estimate& e, int64_t concurrency) {
   if (e.framework.max_seqs > 0 && concurrency > e.framework.max_seqs) return false;
   // A context allocated at start for every sequence (llama.cpp's n_ctx) holds so many.

@@ -50,8 +50,8 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
   const int64_t max_gpus = MaxGpus(base);
   cs.largest_count = max_gpus;
   const bool offline = base.workload.mode == InferenceMode::kOffline;
-  // One request for the card, rewritten for every layout and format (copying the request,
-  // strings and all, for each was a fifth of a serving plan's time).
+  // One request for the card, rewritten for every layout and format (a copy of the request,
+  // strings and all, costs about what a memory check does).
   Request q = base;
   q.gpu = g;
   for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(max_gpus, g.gpus_per_node)); tp *= 2) {
