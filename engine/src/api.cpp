@@ -81,9 +81,11 @@ std::string Engine::Plan(std::string_view request_json, PlanAnswer answer) const
   WarnMeasured(&parsed);
   const PlanResult plan =
       gpuplan::Plan(parsed.request, json_io::CardsToSearch(parsed.request, impl_->catalog));
-  return json_io::DumpEnvelope({{"ok", true},
-                                {"result", json_io::PlanToJson(parsed, plan, impl_->catalog.version,
-                                                               answer == PlanAnswer::kFull)}});
+  if (answer == PlanAnswer::kLean) {
+    return json_io::LeanPlanEnvelope(parsed, plan, impl_->catalog.version);
+  }
+  return json_io::DumpEnvelope(
+      {{"ok", true}, {"result", json_io::PlanToJson(parsed, plan, impl_->catalog.version)}});
 }
 
 std::string Engine::Script(std::string_view request_json) const {

@@ -18,10 +18,6 @@ namespace {
 // number, and anything non-finite is a bug: both become NaN, which DumpEnvelope refuses.
 constexpr double kMaxBytes = 9007199254740992.0;
 
-int64_t RoundBytes(double v) {
-  return std::isfinite(v) && std::fabs(v) <= kMaxBytes ? static_cast<int64_t>(std::llround(v)) : -1;
-}
-
 // Too large for an exact integer: +infinity (reported as out of range). Not a number: NaN,
 // which only a bug produces (reported as an internal error, so fuzzing and tests catch it).
 Json Bytes(double v) {
@@ -165,7 +161,8 @@ Json CostJson(const Estimate& e) {
            c.usd_per_million_tokens >= 0 ? Json(c.usd_per_million_tokens) : Json(nullptr)}};
 }
 
-// 0: every number finite; 1: some too large (infinite); 2: some not a number.
+}  // namespace
+
 int Finiteness(const Json& j) {
   if (j.is_number_float()) {
     const double v = j.get<double>();
@@ -177,6 +174,8 @@ int Finiteness(const Json& j) {
   }
   return worst;
 }
+
+namespace {
 
 Json WaitJson(const WaitOrSwitch& w) {
   Json options = Json::array();
@@ -331,34 +330,6 @@ Json FewestJson(const std::optional<FewestCards>& f) {
 
 }  // namespace
 
-// x to six significant digits: the double nearest the decimal "%.6g" writes, without the text
-// where it can (the text was most of a lean plan's time). With r = x x 10^k rounded to a whole
-// number of six digits and 10^k exact (|k| <= 22), r / 10^k is correctly rounded, so it is that
-// double. x x 10^k is within 2^-53 of itself, about 1e-10 at six digits: a product that close to
-// a half could round the other way than x's exact decimal value, so it goes through the text,
-// as do scales beyond 10^22 and a digit count that log10 got wrong.
-double SixSignificantDigits(double x) {
-  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  if (x != 0 && std::isfinite(x)) {
-    const int k = 5 - static_cast<int>(std::floor(std::log10(std::fabs(x))));
-    if (k >= -22 && k <= 22) {
-      const double scaled = k >= 0 ? x * kPow10[k] : x / kPow10[-k];
-      const double r = std::nearbyint(scaled);
-      const double off_half = std::fabs(std::fabs(scaled - std::trunc(scaled)) - 0.5);
-      if (std::fabs(r) >= 1e5 && std::fabs(r) < 1e6 && off_half > 1e-9) {
-        return k >= 0 ? r / kPow10[k] : r * kPow10[-k];
-      }
-    }
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", x);
-  return std::strtod(buf, nullptr);
-}
-
-namespace {
-
 // Six significant digits: what a table shows is three or four, and the bands span tens of
 // percent; the 17 digits of a shortest round-trip double are most of a lean plan's bytes.
 // A whole number is written as one (no ".0"), and a member that is null is left out.
@@ -385,85 +356,13 @@ void RoundFigures(Json* j) {
   }
 }
 
-// The memory figures a table row and the sheet show: the seven parts, each rounded, and the
-// totals made of the rounded parts (as EstimateBody's).
-Json LeanMemory(const Request& r, const Estimate& e) {
-  double total = 0;
-  Json parts = RoundedParts(e.memory.per_gpu, &total);
-  return {{"per_gpu_bytes", std::move(parts)},
-          {"total_bytes", Bytes(total)},
-          {"total_with_headroom_bytes", Bytes(total * (1 + r.headroom))},
-          {"capacity_bytes", Bytes(e.capacity_bytes)},
-          {"fits", e.fits}};
-}
-
-// The figures a row of options leads with (memory, time or throughput, cost); their bands
-// travel in the lean plan, the others' in `estimate`.
-bool IsHeadline(const std::string& ptr) {
-  static const char* const kHeadline[] = {"/memory/total_bytes",
-                                          "/performance/training/time_s",
-                                          "/performance/inference/decode_tokens_per_s_total",
-                                          "/performance/inference/max_throughput_tokens_per_s",
-                                          "/cost/usd_total",
-                                          "/cost/usd_per_million_tokens"};
-  return std::any_of(std::begin(kHeadline), std::end(kHeadline),
-                     [&ptr](const char* h) { return ptr == h; });
-}
-
-// One recommendation's estimate as the lean plan carries it. Each band's basis is the same
-// text on every row of a plan, so it is given once (`basis`, by pointer); a row whose basis
-// differs keeps its own.
-Json LeanEstimate(const Request& r, const Estimate& e, Json* basis) {
-  Json bands = Json::object();
-  for (const auto& [ptr, b] : e.bands) {
-    if (!IsHeadline(ptr)) continue;
-    Json band = {{"low", b.low}, {"high", b.high}};
-    const auto known = basis->find(ptr);
-    if (known == basis->end()) {
-      (*basis)[ptr] = b.basis;
-    } else if (known->get<std::string>() != b.basis) {
-      band["basis"] = b.basis;
-    }
-    bands[ptr] = std::move(band);
-  }
-  Json performance = PerformanceJson(e);
-  if (e.has_training) {
-    // Beside the contract's figures: the same on every row, or the sheet's only.
-    for (const char* k : {"hardware_flops_per_token", "achieved_tflops_per_gpu", "tokens"}) {
-      performance["training"].erase(k);
-    }
-  }
-  Json out = {{"gpu", {{"name", r.gpu.name}}},
-              {"memory", LeanMemory(r, e)},
-              {"performance", std::move(performance)},
-              {"cost", CostJson(e)},
-              {"power",
-               {{"gpu_watts", e.power.gpu_watts},
-                {"node_watts", e.power.node_watts},
-                {"total_watts", e.power.total_watts}}},
-              {"bands", std::move(bands)},
-              {"warnings", Notes(e.warnings)}};
-  if (r.calibration.Any()) {
-    out["calibration"] = {{"applied", true}, {"factors", FactorsJson(r.calibration)}};
-  }
-  if (!e.infeasible.empty()) out["infeasible"] = Notes(e.infeasible);
-  if (!e.framework.id.empty() && e.framework.kv_pool_bytes > 0) {
-    out["framework"] = FrameworkJson(e.framework);
-  }
-  return out;
-}
-
-}  // namespace
-
-Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan, const std::string& catalog_version,
-                bool full) {
+Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
+                const std::string& catalog_version) {
   Json recs = Json::array();
-  Json band_basis = Json::object();
   for (const PlanChoice& c : plan.recommendations) {
     const Request& q = c.request;
-    // The plan already chose (no levers); a lean row carries no formulas.
-    const Estimate e =
-        EstimateSetup(q, /*with_levers=*/false, full ? Description::kFull : Description::kNotes);
+    // The plan already chose (no levers).
+    const Estimate e = EstimateSetup(q, /*with_levers=*/false, Description::kFull);
     const Parallel& p = q.parallel;
     recs.push_back(
         {{"gpu", q.gpu.id},
@@ -488,14 +387,19 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan, const std::stri
          {"precision",
           {{"weights", std::string(Name(q.precision.weights))},
            {"kv_cache", std::string(Name(q.precision.kv_cache))}}},
-         {"estimate",
-          full ? EstimateBody(q, e, DiagnoseEstimate(q, e), {}) : LeanEstimate(q, e, &band_basis)},
+         {"estimate", EstimateBody(q, e, DiagnoseEstimate(q, e), {})},
          {"rank_code", c.rank_code},
          {"rank_reason", c.rank_reason},
          {"almost_fits", AlmostFitJson(c.almost_fits)},
          {"fewest_cards", FewestJson(c.fewest_cards)}});
-    if (!full) RoundFigures(&recs.back());
   }
+  Json out = PlanHead(pr, plan, catalog_version, /*full=*/true);
+  out["recommendations"] = std::move(recs);
+  return out;
+}
+
+Json PlanHead(const ParsedRequest& pr, const PlanResult& plan, const std::string& catalog_version,
+              bool full) {
   Json rejected = Json::array();
   for (const auto& r : plan.rejected) {
     Json one = {{"gpu", r.gpu_id}, {"code", r.code}, {"reason", r.reason}, {"params", r.params}};
@@ -504,13 +408,11 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan, const std::stri
   }
   Json normalized = pr.normalized;
   if (plan.global_batch > 0) normalized["workload"]["global_batch"] = plan.global_batch;
-  Json out = {
-      {"request_normalized", normalized},          {"defaults_applied", pr.defaults_applied},
-      {"catalog_version", catalog_version},        {"engine_version", std::string(kEngineVersion)},
-      {"answer", full ? "full" : "lean"},          {"recommendations", std::move(recs)},
-      {"rejected", std::move(rejected)},           {"advice", Notes(plan.advice)},
-      {"setups_evaluated", plan.setups_evaluated}, {"warnings", Notes(pr.warnings)}};
-  if (!full) out["band_basis"] = std::move(band_basis);
+  Json out = {{"request_normalized", normalized},   {"defaults_applied", pr.defaults_applied},
+              {"catalog_version", catalog_version}, {"engine_version", std::string(kEngineVersion)},
+              {"answer", full ? "full" : "lean"},   {"rejected", std::move(rejected)},
+              {"advice", Notes(plan.advice)},       {"setups_evaluated", plan.setups_evaluated},
+              {"warnings", Notes(pr.warnings)}};
   if (!pr.request.constraints.wait_s.empty() && pr.request.workload.IsTraining()) {
     out["wait_or_switch"] = WaitJson(DecideWaitOrSwitch(pr.request, plan));
   }
@@ -525,8 +427,7 @@ Json ErrorEnvelope(const Diagnostics& errors) {
   return {{"ok", false}, {"errors", list}};
 }
 
-std::string DumpEnvelope(const Json& envelope) {
-  const int finiteness = Finiteness(envelope);
+std::string RefusedEnvelope(int finiteness) {
   if (finiteness == 2) {
     return ErrorEnvelope({{"internal_not_a_number", "",
                            "the engine computed a figure that is not a number: a bug, please "
@@ -539,6 +440,12 @@ std::string DumpEnvelope(const Json& envelope) {
                            "request's batch, sequence, concurrency and dataset sizes"}})
         .dump(-1, ' ', false, Json::error_handler_t::replace);
   }
+  return {};
+}
+
+std::string DumpEnvelope(const Json& envelope) {
+  const int finiteness = Finiteness(envelope);
+  if (finiteness != 0) return RefusedEnvelope(finiteness);
   return envelope.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 

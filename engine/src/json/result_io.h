@@ -3,6 +3,7 @@
 
 #include "after/calibration.h"
 #include "json/request_io.h"
+#include "json/text_writer.h"
 #include "physics/estimate.h"
 #include "plan/planner.h"
 
@@ -16,23 +17,37 @@ Json Notes(const std::vector<Note>& notes);
 Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnosis>& diagnosis,
                   const std::vector<Note>& request_notes);
 
-/// The contract's plan result. `full`: every recommendation's complete estimate; else the lean
-/// answer (docs/contract.md, issue #18): the figures the table and sheet show, bands without
-/// their basis (given once, under band_basis) and notes by code, no explain, levers,
-/// diagnosis, model or reliability.
-Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan, const std::string& catalog_version,
-                bool full);
+/// The contract's plan result with every recommendation's complete estimate (`plan --full`);
+/// the lean answer, which the page asks for, is LeanPlanEnvelope's.
+Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
+                const std::string& catalog_version);
 
 /// The contract's estimate result for a parsed request and its evaluation, with the diagnosis
 /// its numbers show.
 Json EstimateToJson(const ParsedRequest& pr, const Estimate& e, const std::string& catalog_version);
 
+/// The lean plan's whole envelope as text, written directly (lean_plan.cpp): the same bytes
+/// DumpEnvelope would make of PlanToJson(..., false), without building it first.
+std::string LeanPlanEnvelope(const ParsedRequest& pr, const PlanResult& plan,
+                             const std::string& catalog_version);
+
+/// A plan result's members other than its recommendations (and the lean answer's band_basis):
+/// the request echo, rejections, advice, warnings, wait-or-switch.
+Json PlanHead(const ParsedRequest& pr, const PlanResult& plan, const std::string& catalog_version,
+              bool full);
+
+/// A lean row's rounding for a value built as nlohmann JSON: every float to six significant
+/// digits, a whole one as an integer, null members left out.
+void RoundFigures(Json* j);
+
+/// 0: every number finite; 1: some too large (infinite); 2: some not a number.
+int Finiteness(const Json& j);
+
+/// The error envelope a result with a non-finite figure (Finiteness 1 or 2) is answered with.
+std::string RefusedEnvelope(int finiteness);
+
 /// `{"ok": false, "errors": [...]}`.
 Json ErrorEnvelope(const Diagnostics& errors);
-
-/// x to six significant digits, as a lean plan writes its figures: the double nearest the
-/// decimal printf's "%.6g" makes of it.
-double SixSignificantDigits(double x);
 
 /// Serialises an envelope; refuses (as an internal error envelope) any non-finite number.
 std::string DumpEnvelope(const Json& envelope);

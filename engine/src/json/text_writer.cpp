@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+#include "json/text_writer.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace gpuplan::json_io {
+namespace {
+
+constexpr double kExact = 9007199254740992.0;  // 2^53: beyond it a JavaScript number is not exact
+
+void AppendInt(std::string* out, int64_t v) {
+  char buf[24];
+  const char* end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  out->append(buf, static_cast<size_t>(end - buf));
+}
+
+// Most of an answer's strings are ids and plain English: printable ASCII without quotes or
+// backslashes goes as it is; anything else is escaped (and invalid UTF-8 replaced) by
+// nlohmann, as its dump does.
+void AppendString(std::string* out, std::string_view s) {
+  for (const char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u > 0x7e || ch == '"' || ch == '\\') {
+      out->append(nlohmann::json(std::string(s))
+                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      return;
+    }
+  }
+  out->push_back('"');
+  out->append(s);
+  out->push_back('"');
+}
+
+}  // namespace
+
+int64_t RoundBytes(double v) {
+  return std::isfinite(v) && std::fabs(v) <= kExact ? static_cast<int64_t>(std::llround(v)) : -1;
+}
+
+// x to six significant digits: the double nearest the decimal "%.6g" writes, without the text
+// where it can (the text was most of a lean plan's time). With r = x x 10^k rounded to a whole
+// number of six digits and 10^k exact (|k| <= 22), r / 10^k is correctly rounded, so it is that
+// double. x x 10^k is within 2^-53 of itself, about 1e-10 at six digits: a product that close to
+// a half could round the other way than x's exact decimal value, so it goes through the text,
+// as do scales beyond 10^22 and a digit count that log10 got wrong.
+double SixSignificantDigits(double x) {
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  if (x != 0 && std::isfinite(x)) {
+    const int k = 5 - static_cast<int>(std::floor(std::log10(std::fabs(x))));
+    if (k >= -22 && k <= 22) {
+      const double scaled = k >= 0 ? x * kPow10[k] : x / kPow10[-k];
+      const double r = std::nearbyint(scaled);
+      const double off_half = std::fabs(std::fabs(scaled - std::trunc(scaled)) - 0.5);
+      if (std::fabs(r) >= 1e5 && std::fabs(r) < 1e6 && off_half > 1e-9) {
+        return k >= 0 ? r / kPow10[k] : r * kPow10[-k];
+      }
+    }
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return std::strtod(buf, nullptr);
+}
+
+void TextWriter::BeforeValue() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (depth_ > 0 && depth_ <= kMaxDepth) {
+    if (!first_[depth_ - 1]) out_->push_back(',');
+    first_[depth_ - 1] = false;
+  }
+}
+
+void TextWriter::Open(char c) {
+  BeforeValue();
+  out_->push_back(c);
+  if (depth_ < kMaxDepth) first_[depth_] = true;
+  ++depth_;
+}
+
+void TextWriter::Close(char c) {
+  --depth_;
+  out_->push_back(c);
+}
+
+void TextWriter::Key(std::string_view key) {
+  BeforeValue();
+  AppendString(out_, key);
+  out_->push_back(':');
+  after_key_ = true;
+}
+
+void TextWriter::String(std::string_view s) {
+  BeforeValue();
+  AppendString(out_, s);
+}
+
+void TextWriter::Bool(bool b) {
+  BeforeValue();
+  out_->append(b ? "true" : "false");
+}
+
+void TextWriter::Int(int64_t v) {
+  BeforeValue();
+  AppendInt(out_, v);
+}
+
+void TextWriter::Raw(std::string_view json) {
+  BeforeValue();
+  out_->append(json);
+}
+
+void TextWriter::Figure(double v) {
+  BeforeValue();
+  const double r = SixSignificantDigits(v);
+  if (std::isnan(r)) {
+    NoteFiniteness(2);
+    out_->append("null");
+  } else if (std::isinf(r)) {
+    NoteFiniteness(1);
+    out_->append("null");
+  } else if (std::floor(r) == r && std::fabs(r) < kExact) {
+    AppendInt(out_, static_cast<int64_t>(r));
+  } else {
+    // nlohmann's own shortest round-trip conversion, so the text is the one its dump writes.
+    char buf[64];
+    const char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, r);
+    out_->append(buf, static_cast<size_t>(end - buf));
+  }
+}
+
+void TextWriter::Bytes(double v) {
+  if (std::isnan(v)) {
+    Figure(v);
+  } else if (!std::isfinite(v) || std::fabs(v) > kExact) {
+    Figure(std::numeric_limits<double>::infinity());
+  } else {
+    Int(static_cast<int64_t>(std::llround(v)));
+  }
+}
+
+}  // namespace gpuplan::json_io
