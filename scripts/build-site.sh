@@ -14,7 +14,9 @@ out="${1:-build/site}"
 if ((!prebuilt)); then
   cmake --preset wasm-release >/dev/null
   cmake --build --preset wasm-release -j"$(nproc)"
-  cp build/wasm-release/wasm/gpuplan.mjs build/wasm-release/wasm/gpuplan.wasm web/engine/
+  for m in gpuplan gpuplan-plan; do
+    cp "build/wasm-release/wasm/$m.mjs" "build/wasm-release/wasm/$m.wasm" web/engine/
+  done
 fi
 rm -rf "$out"
 mkdir -p "$out/catalog"
@@ -23,10 +25,17 @@ cp catalog/gpus.json catalog/models.json "$out/catalog/"
 # What the page's worker fetches: the same figures without the sources' prose (page-catalog.mjs).
 node scripts/page-catalog.mjs catalog "$out/catalog/page"
 # The engine goes in a folder named for its content, engine/HASH/, so it can be cached for a
-# year (netlify.toml: /engine/*); worker.js, which names it, is revalidated on every load.
-hash=$(cat web/engine/gpuplan.mjs web/engine/gpuplan.wasm | sha256sum | cut -c1-12)
+# year (netlify.toml: /engine/*); worker.js, which names it, is revalidated on every load. The
+# worker starts with gpuplan-plan and fetches gpuplan (every call) for the tools.
+engine_files=(web/engine/gpuplan-plan.mjs web/engine/gpuplan-plan.wasm web/engine/gpuplan.mjs
+              web/engine/gpuplan.wasm)
+hash=$(cat "${engine_files[@]}" | sha256sum | cut -c1-12)
 mkdir "$out/engine/$hash"
-mv "$out/engine/gpuplan.mjs" "$out/engine/gpuplan.wasm" "$out/engine/$hash/"
-sed -i "s#'./engine/gpuplan.mjs'#'./engine/$hash/gpuplan.mjs'#" "$out/worker.js"
-grep -q "engine/$hash/gpuplan.mjs" "$out/worker.js" || { echo "worker.js: engine import not found" >&2; exit 1; }
+for f in "${engine_files[@]}"; do mv "$out/engine/$(basename "$f")" "$out/engine/$hash/"; done
+for m in gpuplan gpuplan-plan; do
+  sed -i "s#'./engine/$m.mjs'#'./engine/$hash/$m.mjs'#" "$out/worker.js"
+  grep -q "engine/$hash/$m.mjs" "$out/worker.js" || { echo "worker.js: import of $m.mjs not found" >&2; exit 1; }
+done
+# The page's scripts minified, each on its own (scripts/minify-site.mjs; terser from npm).
+node scripts/minify-site.mjs "$out"
 echo "site: $out ($(du -sh "$out" | cut -f1))"

@@ -30,7 +30,7 @@ cmake --preset wasm-release -DGPUPLAN_NATIVE_CLI="$PWD/build/native-release/bin/
 cmake --build --preset wasm-release -j"$(nproc)"
 ctest --preset wasm-release
 node tests/wasm/bench.mjs build/wasm-release/wasm
-for f in gpuplan.mjs gpuplan.wasm; do
+for f in gpuplan.mjs gpuplan.wasm gpuplan-plan.mjs gpuplan-plan.wasm; do
   cmp -s "build/wasm-release/wasm/$f" "web/engine/$f" || {
     echo "web/engine/$f differs from a build of the sources: run scripts/build-site.sh and commit it" >&2
     exit 1

@@ -2,6 +2,10 @@
 // The WebAssembly binding: the only includer of <emscripten/bind.h>. It forwards strings to
 // gpuplan::Engine, which never throws (C++ catch blocks are compiled out in this build, so the
 // engine's own discipline is the safety net: shared/TOOLCHAIN.md section 4).
+// Built twice (wasm/CMakeLists.txt): gpuplan-plan binds what the page needs to plan (catalog,
+// plan, estimate, version), so the tools' code (script, calibration, fleet, limits, launch,
+// traffic) is left out of the module every visitor downloads; gpuplan, with
+// GPUPLAN_WASM_TOOLS, binds everything and is fetched on a tool's first use.
 #include <emscripten/bind.h>
 
 #include <memory>
@@ -33,6 +37,7 @@ std::string Plan(const std::string& request) {
   return Loaded() ? Loaded()->Plan(request) : kNoCatalog;
 }
 
+#ifdef GPUPLAN_WASM_TOOLS
 std::string Script(const std::string& request) {
   return Loaded() ? Loaded()->Script(request) : kNoCatalog;
 }
@@ -57,6 +62,8 @@ std::string Traffic(const std::string& request) {
   return Loaded() ? Loaded()->Traffic(request) : kNoCatalog;
 }
 
+#endif  // GPUPLAN_WASM_TOOLS
+
 std::string Version() { return std::string(gpuplan::Version()); }
 
 }  // namespace
@@ -65,11 +72,13 @@ EMSCRIPTEN_BINDINGS(gpuplan) {
   emscripten::function("loadCatalog", &LoadCatalog);
   emscripten::function("estimate", &Estimate);
   emscripten::function("plan", &Plan);
+  emscripten::function("version", &Version);
+#ifdef GPUPLAN_WASM_TOOLS
   emscripten::function("script", &Script);
   emscripten::function("calibrate", &Calibrate);
   emscripten::function("fleet", &Fleet);
   emscripten::function("limits", &Limits);
   emscripten::function("launch", &Launch);
   emscripten::function("traffic", &Traffic);
-  emscripten::function("version", &Version);
+#endif
 }

@@ -12,10 +12,26 @@
 //   in  {type:'estimate', seq, request}          one setup's complete estimate (out {type:'estimate', seq, text})
 //   out {type:'catalog', envelope, part, source, engine}  out {type:'plan', seq, text, ms}
 //   out {type:'script', text}                    out {type:'calibrate', text}
-import createGpuplan from './engine/gpuplan.mjs';
+// Planning runs on gpuplan-plan, the smaller module (catalog, plan, estimate); the tools
+// (script, calibrate, fleet, limits, launch, traffic) on the complete one, fetched and given
+// the catalog in use on the first tool message (wasm/bindings.cpp).
+import createPlanner from './engine/gpuplan-plan.mjs';
 
-let current = {};  // the gpus.json and models.json texts the engine holds
+let current = {};  // the gpus.json and models.json texts the engines hold
 let engine;
+let tools = null;  // a promise of the complete module, once a tool is asked for
+
+function toolEngine() {
+  tools ??= import('./engine/gpuplan.mjs').then(async ({ default: createGpuplan }) => {
+    const mod = await createGpuplan();
+    mod.loadCatalog(current.gpus, current.models);
+    return mod;
+  }).catch((err) => {
+    tools = null;  // the next tool message tries again
+    throw err;
+  });
+  return tools;
+}
 
 async function text(url) {
   const r = await fetch(url);
@@ -25,7 +41,7 @@ async function text(url) {
 
 async function start() {
   const [mod, gpus, models] = await Promise.all([
-    createGpuplan(), text('./catalog/page/gpus.json'), text('./catalog/page/models.json')]);
+    createPlanner(), text('./catalog/page/gpus.json'), text('./catalog/page/models.json')]);
   engine = mod;
   current = { gpus, models };
   return JSON.parse(engine.loadCatalog(gpus, models));
@@ -39,8 +55,12 @@ function loadCustom(part, partText) {
   const envelope = JSON.parse(engine.loadCatalog(next.gpus, next.models));
   if (envelope.ok) current = next;
   else engine.loadCatalog(current.gpus, current.models);
+  // A complete module already loaded follows; one loaded later starts from `current`.
+  tools?.then((mod) => mod.loadCatalog(current.gpus, current.models), () => {});
   return envelope;
 }
+
+const kTools = new Set(['script', 'traffic', 'launch', 'limits', 'fleet', 'calibrate']);
 
 self.onmessage = async ({ data }) => {
   try {
@@ -49,20 +69,13 @@ self.onmessage = async ({ data }) => {
       const envelope = data.part ? loadCustom(data.part, data.text) : first;
       self.postMessage({ type: 'catalog', envelope, part: data.part, source: data.source,
                          engine: engine.version() });
-    } else if (data.type === 'script') {
-      self.postMessage({ type: 'script', text: engine.script(data.request) });
     } else if (data.type === 'estimate') {
       self.postMessage({ type: 'estimate', seq: data.seq, text: engine.estimate(data.request) });
-    } else if (data.type === 'traffic') {
-      self.postMessage({ type: 'traffic', seq: data.seq, text: engine.traffic(data.request) });
-    } else if (data.type === 'launch') {
-      self.postMessage({ type: 'launch', seq: data.seq, text: engine.launch(data.request) });
-    } else if (data.type === 'limits') {
-      self.postMessage({ type: 'limits', seq: data.seq, text: engine.limits(data.request) });
-    } else if (data.type === 'fleet') {
-      self.postMessage({ type: 'fleet', text: engine.fleet(data.request) });
-    } else if (data.type === 'calibrate') {
-      self.postMessage({ type: 'calibrate', text: engine.calibrate(data.request) });
+    } else if (kTools.has(data.type)) {
+      const mod = await toolEngine();
+      // Each tool's answer carries the seq it was asked with (fleet, script and calibrate
+      // ignore it); the method is the message's type.
+      self.postMessage({ type: data.type, seq: data.seq, text: mod[data.type](data.request) });
     } else if (data.type === 'plan') {
       const t0 = performance.now();
       // The text crosses to the page as one string: cheaper than cloning the parsed object.

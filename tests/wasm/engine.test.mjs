@@ -12,10 +12,12 @@ const wasmDir = process.env.GPUPLAN_WASM_DIR;
 const srcDir = process.env.GPUPLAN_SOURCE_DIR;
 const nativeCli = process.env.GPUPLAN_NATIVE_CLI;  // set when a native build exists
 
-async function loadEngine() {
+// `name`: gpuplan (every call) or gpuplan-plan (the page's first download: catalog, plan,
+// estimate, version).
+async function loadEngine(name = 'gpuplan') {
   // Node has no fetch of a relative .wasm: hand the module its bytes (TOOLCHAIN section 3).
-  const { default: createGpuplan } = await import(pathToFileURL(path.join(wasmDir, 'gpuplan.mjs')).href);
-  const wasmBinary = await readFile(path.join(wasmDir, 'gpuplan.wasm'));
+  const { default: createGpuplan } = await import(pathToFileURL(path.join(wasmDir, `${name}.mjs`)).href);
+  const wasmBinary = await readFile(path.join(wasmDir, `${name}.wasm`));
   const mod = await createGpuplan({ wasmBinary });
   const gpus = await readFile(path.join(srcDir, 'catalog/gpus.json'), 'utf8');
   const models = await readFile(path.join(srcDir, 'catalog/models.json'), 'utf8');
@@ -25,6 +27,29 @@ async function loadEngine() {
 }
 
 const enginePromise = loadEngine();
+
+test('the planning module answers plan and estimate as the complete one, and has no tools', async () => {
+  const full = await enginePromise;
+  const planner = await loadEngine('gpuplan-plan');
+  assert.equal(planner.version(), full.version());
+  for (const tool of ['script', 'calibrate', 'fleet', 'limits', 'launch', 'traffic']) {
+    assert.equal(typeof full[tool], 'function', tool);
+    assert.equal(planner[tool], undefined, tool);
+  }
+  const requests = [
+    { model: { preset: 'llama-3.1-8b' }, workload: { kind: 'lora', seq_len: 4096 }, constraints: { max_gpus: 16 } },
+    { model: { preset: 'llama-3.1-70b' }, framework: 'vllm',
+      workload: { kind: 'inference', prompt_tokens: 2048, output_tokens: 512, concurrency: 64 },
+      constraints: { max_gpus: 16, ttft_ms: 2000, tpot_ms: 50 } },
+    { model: { preset: 'llama-3.1-8b' }, workload: { kind: 'lora', seq_len: -4 } },
+  ];
+  for (const r of requests) {
+    const text = JSON.stringify(r);
+    assert.equal(planner.plan(text), full.plan(text));
+    assert.equal(planner.estimate(JSON.stringify({ ...r, gpu: 'h100-sxm-80gb' })),
+                 full.estimate(JSON.stringify({ ...r, gpu: 'h100-sxm-80gb' })));
+  }
+});
 
 test('estimate answers the contract example with the hand-worked weights', async () => {
   const mod = await enginePromise;
