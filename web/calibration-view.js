@@ -1,7 +1,7 @@
 // The detail view's "measure, then calibrate" panel and the record table of measured runs.
 // Every number comes from the engine's calibrate answer; nothing here computes a factor.
 import { t } from './i18n.js';
-import { el, errorLine, exportTable, fmt, noteText } from './render.js';
+import { el, errorLine, exportTable, fmt, noteText, setProp, setText } from './render.js';
 import { InputError } from './state.js';
 import { buildMeasured, kMeasureFields, kRecordColumns, recordsOf, valuesFromScriptLine } from './measure.js';
 import { ask, onAnswer } from './engine-client.js';
@@ -182,9 +182,9 @@ export class MeasurePanel {
 // The banner over the table while factors are in use.
 export function showBanner(calibration) {
   const banner = $('#calibration-banner');
-  banner.hidden = !calibration;
+  setProp(banner, 'hidden', !calibration);
   if (!calibration) return;
   const f = (k) => fmt.number(calibration[k] ?? 1);
-  $('#calibration-text').textContent = t('calibration_banner', calibration.measured_on || '?',
-    f('compute'), f('bandwidth'), f('memory'), f('interconnect'));
+  setText($('#calibration-text'), t('calibration_banner', calibration.measured_on || '?',
+    f('compute'), f('bandwidth'), f('memory'), f('interconnect')));
 }

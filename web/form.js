@@ -2,7 +2,7 @@
 // share link), the fields each purpose shows, and each error marked on the field it names.
 import { language, t } from './i18n.js';
 import { asciiDigits, calibrationState, kDefaults, kOverlap, kTraining } from './state.js';
-import { el, errorLine, errorText, fieldName } from './render.js';
+import { el, errorLine, errorText, fieldName, setProp, setText } from './render.js';
 
 const $ = (sel) => document.querySelector(sel);
 let weightsChosen = false;  // the user picked #weights themselves
@@ -127,11 +127,11 @@ export function writeForm() {
 export function showRelevant() {
   const training = kTraining.includes(state.kind);
   for (const d of document.querySelectorAll('[data-for]')) {
-    d.hidden = (d.dataset.for === 'training') !== training;
+    setProp(d, 'hidden', (d.dataset.for === 'training') !== training);
   }
-  $('#col-time').textContent = training ? t('col_time') : t('col_throughput');
-  $('#recompute_every_row').hidden = state.recompute !== 'every_n_layers';
-  $('#virtual_stages_row').hidden = state.pp_schedule !== 'interleaved';
+  setText($('#col-time'), training ? t('col_time') : t('col_throughput'));
+  setProp($('#recompute_every_row'), 'hidden', state.recompute !== 'every_n_layers');
+  setProp($('#virtual_stages_row'), 'hidden', state.pp_schedule !== 'interleaved');
 }
 
 // The defaults the engine applied (request_normalized), shown where the field is empty: the
@@ -141,18 +141,18 @@ export function showDefaults(normalized) {
   const w = normalized?.workload ?? {};
   const tokens = $('#global_batch_unit').value === 'tokens';
   const gb = w.global_batch;
-  $('#global_batch').placeholder = gb == null ? t('global_batch_auto')
-    : String(tokens && w.seq_len ? gb * w.seq_len : gb);
-  $('#global_batch_hint').textContent = gb == null || !w.seq_len ? ''
+  setProp($('#global_batch'), 'placeholder', gb == null ? t('global_batch_auto')
+    : String(tokens && w.seq_len ? gb * w.seq_len : gb));
+  setText($('#global_batch_hint'), gb == null || !w.seq_len ? ''
     : tokens ? t('global_batch_in_sequences', gb.toLocaleString('en'))
-      : t('global_batch_in_tokens', (gb * w.seq_len).toLocaleString('en'));
+      : t('global_batch_in_tokens', (gb * w.seq_len).toLocaleString('en')));
   const h = normalized?.headroom;
-  $('#headroom_pct').placeholder = Number.isFinite(h) ? String(Math.round(h * 1000) / 10) : '20';
+  setProp($('#headroom_pct'), 'placeholder', Number.isFinite(h) ? String(Math.round(h * 1000) / 10) : '20');
   // The advanced group's "engine default" choices name the value the engine used (a stack's own
   // where one is chosen) while they are the choice: otherwise the answer holds the user's value.
   const p = normalized?.parallel ?? {};
   const named = (id, v, word = v) => {
-    $(`#${id}`).options[0].textContent = v == null || state[id] ? t('engine_default') : t('engine_default_is', word);
+    setText($(`#${id}`).options[0], v == null || state[id] ? t('engine_default') : t('engine_default_is', word));
   };
   const states = normalized?.precision?.optimizer_states;
   named('optimizer_states', states, states === 'param' ? t('opt_param') : states);

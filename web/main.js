@@ -10,6 +10,7 @@ import { drawPlan, initTable, markStale, planSent, redrawPlan, requestTraffic, s
 import { applyShare, initShare, isShareHash, noteSharedVersion, postHeight, writeShareHash } from './share.js';
 import { initPreferences } from './preferences.js';
 import { t } from './i18n.js';
+import { setText } from './render.js';
 
 const $ = (sel) => document.querySelector(sel);
 let seq = 0;              // drawn results so far (body[data-plan-seq])
@@ -109,31 +110,37 @@ function planDrawn() {
 
 function schedule() {
   readForm();
+  const waiting = modelSource();
+  newFormState();
+  let request = null;
+  let calibration;
+  let inputError = null;
+  if (!waiting) {
+    try {
+      calibration = calibrationOf(state);
+      request = buildRequest(state);
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      inputError = err;
+    }
+  }
+  // The engine starts on the request first; the rest of the form is drawn while it works.
+  if (request) plan(JSON.stringify(request, null, 2));
   showRelevant();
   const preset = !state.hf.trim() && !state.layers.trim();
-  $('#model-name').textContent = preset ? (modelNames.get(state.model) ?? '') : '';
-  const waiting = modelSource();
+  setText($('#model-name'), preset ? (modelNames.get(state.model) ?? '') : '');
   writeShareHash();
-  if (waiting) {
-    newFormState();
-    return;
-  }
-  newFormState();
-  let request;
-  try {
-    showBanner(calibrationOf(state));
-    request = buildRequest(state);
-  } catch (err) {
-    if (!(err instanceof InputError)) throw err;
+  if (waiting) return;
+  if (calibration !== undefined) showBanner(calibration);
+  if (inputError) {
+    const err = inputError;
     plan(null);  // and a plan still running for an older state will not be drawn
     markStale();
     $('#request-json').textContent = '';
     showErrors([{ path: `/${err.field}`, message: err.message.slice(err.field.length + 2), code: err.code, params: err.params }]);
     setStatus('error', '');
     planDrawn();
-    return;
   }
-  plan(JSON.stringify(request, null, 2));
 }
 
 function init() {

@@ -2,7 +2,7 @@
 // it, the advice, wait-or-switch and rejected lists, and the traffic table that follows each plan.
 import { t } from './i18n.js';
 import { kTraining, trafficRequest } from './state.js';
-import { el, noteText, rejectionText, renderList, renderTable, renderWait, sortRows, summarize } from './render.js';
+import { el, morphChildren, noteText, rejectionText, renderList, renderTable, renderWait, setText, sortRows, summarize } from './render.js';
 import { showDefaults, showErrors, state } from './form.js';
 import { closeDetail, detailShown, markDetailGone, openDetail } from './detail-view.js';
 import { rounds } from './engine-client.js';
@@ -25,14 +25,22 @@ const traffic = rounds({
   traffic: (data) => import('./traffic-view.js').then((m) => m.renderTraffic($('#traffic-section'), data.text)),
 });
 
+let busyTimer = 0;
+
 export function setStatus(status, text) {
+  clearTimeout(busyTimer);
   document.body.dataset.status = status;
-  $('#status').textContent = text;
+  setText($('#status'), text);
 }
 
+// body[data-status] says busy at once; the words follow only when a plan takes long enough to
+// be seen waiting. A re-plan is drawn within a frame or two, and new words in the status line
+// would lay the page out again while the engine works, delaying the answer's drawing.
 export function planSent(text) {
   lastRequest = text;
-  setStatus('busy', t('busy'));
+  clearTimeout(busyTimer);
+  document.body.dataset.status = 'busy';
+  busyTimer = setTimeout(() => { $('#status').textContent = t('busy'); }, 150);
 }
 
 // An input the engine or the form refuses keeps the last good plan on screen, marked stale,
@@ -49,7 +57,7 @@ function clearStale() {
 
 
 export function drawPlan(envelope, ms) {
-  $('#request-json').textContent = lastRequest;
+  setText($('#request-json'), lastRequest);
   // An open detail follows its card and count through the re-plan (issue #19 item 1).
   const open = detailShown();
   if (!envelope.ok) {
@@ -112,8 +120,8 @@ export function requestTraffic() {
 
 function renderRejected(list) {
   const ul = $('#rejected');
-  ul.replaceChildren(...list.map((r) => el('li', { title: r.reason ?? r.message ?? '', dataset: { code: r.code ?? '' } },
-    rejectionText(r))));
+  morphChildren(ul, el('ul', {}, ...list.map((r) => el('li', { title: r.reason ?? r.message ?? '', dataset: { code: r.code ?? '' } },
+    rejectionText(r)))));
   ul.parentElement.hidden = list.length === 0;
 }
 

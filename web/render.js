@@ -13,6 +13,41 @@ export function errorText(e) {
   return words ?? e.message ?? '';
 }
 
+// A node's text, written only when it changes: new text lays the page out again even when it is
+// the same words, and the page re-plans on every keystroke.
+export function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+// A property (an input's placeholder, say) written only when it changes, for the same reason.
+export function setProp(node, name, value) {
+  if (node[name] !== value) node[name] = value;
+}
+
+// Makes `target`'s children those of `fresh` (a detached tree built by el()), keeping every
+// node whose place and tag are the same and writing only the text and attributes that
+// changed: a re-plan then restyles and lays out the figures that moved, not a new table,
+// which on a slow machine was most of a re-plan's time (issue #18). A node's click handler
+// (onclick, which el() does not set) follows its node.
+export function morphChildren(target, fresh) {
+  const olds = [...target.childNodes];
+  const news = [...fresh.childNodes];
+  news.forEach((n, i) => {
+    const o = olds[i];
+    if (!o) target.append(n);
+    else if (o.nodeType !== n.nodeType || o.nodeName !== n.nodeName) target.replaceChild(n, o);
+    else if (n.nodeType === Node.TEXT_NODE) {
+      if (o.nodeValue !== n.nodeValue) o.nodeValue = n.nodeValue;
+    } else {
+      for (const a of [...o.attributes]) if (!n.hasAttribute(a.name)) o.removeAttribute(a.name);
+      for (const a of n.attributes) if (o.getAttribute(a.name) !== a.value) o.setAttribute(a.name, a.value);
+      if (o.onclick !== n.onclick) o.onclick = n.onclick;
+      morphChildren(o, n);
+    }
+  });
+  for (let i = news.length; i < olds.length; ++i) olds[i].remove();
+}
+
 export function el(tag, props = {}, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(props)) {
@@ -273,7 +308,7 @@ export function sortRows(rows, key, dir) {
 
 // first: the engine's first recommendation for the objective, wherever a sort puts it.
 export function renderTable(tbody, rows, training, onDetail, first) {
-  tbody.replaceChildren();
+  const fresh = document.createElement('tbody');
   const heads = [...(tbody.closest('table')?.querySelectorAll('thead th') ?? [])].map((th) => th.textContent.trim());
   for (const { rec, summary: s } of rows) {
     const e = rec.estimate;
@@ -308,7 +343,7 @@ export function renderTable(tbody, rows, training, onDetail, first) {
     const costPath = training ? '/cost/usd_total' : '/cost/usd_per_hour';
     const button = el('button', { type: 'button', className: 'detail', 'aria-label': `${t('details')}: ${s.name}` });
     button.textContent = t('details');
-    button.addEventListener('click', () => onDetail(rec, button));
+    button.onclick = (ev) => onDetail(rec, ev.currentTarget);
     const isFirst = rec === first;
     const almost = almostFitsText(rec, training);
     const fewest = isFirst ? fewestCardsText(rec) : null;
@@ -317,7 +352,7 @@ export function renderTable(tbody, rows, training, onDetail, first) {
         isFirst ? `${t('first_choice')} · ${rankText(rec)}` : rankText(rec)),
       almost ? el('span', { className: 'almost', dataset: { count: String(rec.almost_fits.count) } }, almost) : null,
       fewest ? el('span', { className: 'fewest', dataset: { count: String(rec.fewest_cards.count) } }, fewest) : null);
-    tbody.append(el('tr', { dataset: { gpu: s.gpu, fits: String(e.memory.fits), first: String(isFirst) } },
+    fresh.append(el('tr', { dataset: { gpu: s.gpu, fits: String(e.memory.fits), first: String(isFirst) } },
       card,
       el('td', { dataset: { col: 'count' }, title: s.reason ?? '' }, String(s.count)),
       el('td', { dataset: { col: 'setup' } }, s.setup, s.calibrated
@@ -330,11 +365,12 @@ export function renderTable(tbody, rows, training, onDetail, first) {
       el('td', { dataset: { col: 'warnings' }, title: s.warnings.join('\n') }, s.warnings.length ? `⚠ ${s.warnings.length}` : ''),
       el('td', {}, button)));
     // Each cell names its column, for the phone layout's cards (style.css).
-    const cells = tbody.lastElementChild.children;
+    const cells = fresh.lastElementChild.children;
     for (let i = 1; i < cells.length; ++i) {
       if (cells[i].dataset.col) cells[i].dataset.label = heads[i] ?? '';
     }
   }
+  morphChildren(tbody, fresh);
 }
 
 // A rejected card: the page's words for its code where it has them (Chinese), else the
@@ -388,7 +424,7 @@ export function renderWait(section, w, nameOf = (id) => id) {
 
 // An engine note's own message (English, with its sources and names) stays the item's title.
 export function renderList(ul, items, text) {
-  ul.replaceChildren(...items.map((i) => el('li', i?.code ? { title: i.message ?? '', dataset: { code: i.code } } : {}, text(i))));
+  morphChildren(ul, el('ul', {}, ...items.map((i) => el('li', i?.code ? { title: i.message ?? '', dataset: { code: i.code } } : {}, text(i)))));
   ul.parentElement.hidden = items.length === 0;
 }
 

@@ -240,6 +240,8 @@ test('an input change re-plans', { timeout: kTestTimeout }, () =>
   check('b-replan', () => page, async () => {
   assert.ok(firstRows, 'needs the first test\'s state');
   const seq = await planSeq(page);
+  // The table is rewritten in place (render.js morphChildren): its rows' nodes stay.
+  const marked = await page.$$eval('#results tbody tr', (trs) => trs.map((tr, i) => { tr.keptAs = i; return i; }).length);
   await setField(page, kSeqLen, '8192');
   await waitPlanned(page, seq);
   const before = firstRows;
@@ -249,7 +251,14 @@ test('an input change re-plans', { timeout: kTestTimeout }, () =>
   assert.equal(request.workload?.seq_len, 8192, text);
   assert.ok(rows.length >= 1, 'no rows after the change');
   assert.notEqual(rows[0].bytes, before[0]?.bytes, 'first row memory did not change');
-  assertMatchesCli(rows, cliPlan(text), request);
+  const cli = cliPlan(text);
+  assertMatchesCli(rows, cli, request);
+  const kept = await page.$$eval('#results tbody tr', (trs) => trs.map((tr) => tr.keptAs));
+  assert.deepEqual(kept.slice(0, Math.min(marked, kept.length)), [...Array(Math.min(marked, kept.length)).keys()]);
+  // What the rows show, not only their data attributes, is the new answer's: "x.x GiB of".
+  const shown = await page.$$eval('#results tbody tr td[data-col="memory"] [data-figure]', (s) => s.map((x) => x.textContent));
+  shown.forEach((words, i) => assert.ok(
+    words.startsWith(`${(cli.recommendations[i].estimate.memory.total_bytes / 2 ** 30).toFixed(1)} GiB`), `row ${i}: ${words}`));
 }));
 
 test('share link round trip', { timeout: kTestTimeout }, async () => {
