@@ -73,7 +73,7 @@ void WriteBands(TextWriter* w, const Estimate& e, Basis* basis) {
     w->BeginObject();
     const auto known = basis->find(ptr);
     if (known == basis->end()) {
-      basis->emplace(ptr, b.basis);
+      basis->emplace(ptr, std::string(b.basis));
     } else if (known->second != b.basis) {
       w->Key("basis");
       w->String(b.basis);

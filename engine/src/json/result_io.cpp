@@ -114,7 +114,7 @@ Json PerformanceJson(const Estimate& e) {
 Json BandsJson(const Estimate& e) {
   Json out = Json::object();
   for (const auto& [ptr, b] : e.bands) {
-    out[ptr] = {{"low", b.low}, {"high", b.high}, {"basis", b.basis}};
+    out[ptr] = {{"low", b.low}, {"high", b.high}, {"basis", std::string(b.basis)}};
   }
   return out;
 }

@@ -93,8 +93,11 @@ void TextWriter::Close(char c) {
 
 void TextWriter::Key(std::string_view key) {
   BeforeValue();
-  AppendString(out_, key);
-  out_->push_back(':');
+  // Keys are the engine's own names (the contract's fields, a band's JSON pointer, a note's
+  // parameter), never a catalog's or a request's text: nothing in them needs escaping.
+  out_->push_back('"');
+  out_->append(key);
+  out_->append("\":", 2);
   after_key_ = true;
 }
 

@@ -27,7 +27,7 @@ class TextWriter {
   void EndObject() { Close('}'); }
   void BeginArray() { Open('['); }
   void EndArray() { Close(']'); }
-  /// An object's next key; its value follows.
+  /// An object's next key, one of the engine's own names (written as it is); its value follows.
   void Key(std::string_view key);
 
   void String(std::string_view s);

@@ -40,12 +40,12 @@ const std::vector<ErrorBand>& ErrorBands() {
   return bands;
 }
 
-const ErrorBand* BandFor(const std::string& kind, const std::string& framework) {
+const ErrorBand* BandFor(std::string_view kind, std::string_view framework) {
   const ErrorBand* general = nullptr;
   for (const ErrorBand& b : ErrorBands()) {
     if (kind != b.kind) continue;
     if (framework == b.framework && !framework.empty()) return &b;
-    if (std::strlen(b.framework) == 0) general = &b;
+    if (b.framework[0] == '\0') general = &b;
   }
   return general;
 }
@@ -78,8 +78,9 @@ const std::string& BasisOf(const ErrorBand& b) {
 }  // namespace
 
 void AddBands(const Request& r, Estimate* e) {
-  const std::string framework = r.framework != nullptr ? r.framework->id : "";
-  const auto put = [&](const char* kind, const std::string& ptr, double v, bool rate) {
+  const std::string_view framework =
+      r.framework != nullptr ? std::string_view(r.framework->id) : std::string_view();
+  const auto put = [&](const char* kind, const char* ptr, double v, bool rate) {
     const ErrorBand* b = BandFor(kind, framework);
     if (b == nullptr || !(v > 0)) return;
     const std::string& basis = BasisOf(*b);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "physics/estimate.h"
@@ -26,7 +27,7 @@ struct ErrorBand {
 /// Every band, as `gpuplan validate` last computed them (error_bands.cpp says when).
 const std::vector<ErrorBand>& ErrorBands();
 /// The framework's own band of this kind when it has one, else the kind's; null when none.
-const ErrorBand* BandFor(const std::string& kind, const std::string& framework);
+const ErrorBand* BandFor(std::string_view kind, std::string_view framework);
 
 /// Puts the range of each figure with a band on `e` (whose figures are final): measured =
 /// predicted / ratio, so a rate spans [v / high, v / low] and a duration [v x low, v x high].

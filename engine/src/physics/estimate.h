@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/diagnostics.h"
@@ -75,7 +76,9 @@ struct FrameworkEstimate {
 struct FigureBand {
   double low = 0;
   double high = 0;
-  std::string basis;  ///< the cases and percentiles behind it, in words
+  /// The cases and percentiles behind it, in words: text the error-band table writes once
+  /// (error_bands.cpp), so that every row of a plan does not copy it.
+  std::string_view basis;
 };
 
 /// Everything `estimate` reports for one fixed setup.

@@ -173,6 +173,8 @@ PlanResult Plan(const Request& base_request, const std::vector<GpuSpec>& cards,
   const Ranking ranking = RankingFor(base);
   const ParamCounts c = CountParams(base.model);
   std::map<std::string, CardSearch> searches;
+  // A PlanChoice holds a whole Request: growing the list would move every one made so far.
+  out.recommendations.reserve(cards.size());
   for (const GpuSpec& card : cards) {
     if (auto site = SiteProblem(base, card)) {
       out.rejected.push_back(std::move(*site));
@@ -197,6 +199,7 @@ PlanResult Plan(const Request& base_request, const std::vector<GpuSpec>& cards,
   // --profiling-funcs: 10 KB of code).
   const auto& recs = out.recommendations;
   std::vector<std::vector<double>> keys;
+  keys.reserve(recs.size());
   for (const PlanChoice& r : recs) keys.push_back(AcrossCards(ranking, r));
   const auto before = [&recs, &keys](size_t i, size_t j) {
     if (plan_search::Better(keys[i], keys[j])) return true;
