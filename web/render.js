@@ -27,25 +27,47 @@ export function setProp(node, name, value) {
 // Makes `target`'s children those of `fresh` (a detached tree built by el()), keeping every
 // node whose place and tag are the same and writing only the text and attributes that
 // changed: a re-plan then restyles and lays out the figures that moved, not a new table,
-// which on a slow machine was most of a re-plan's time (issue #18). A node's click handler
+// which on a slow machine was most of a re-plan's time (issue #18). A button's click handler
 // (onclick, which el() does not set) follows its node.
 export function morphChildren(target, fresh) {
-  const olds = [...target.childNodes];
-  const news = [...fresh.childNodes];
-  news.forEach((n, i) => {
-    const o = olds[i];
-    if (!o) target.append(n);
-    else if (o.nodeType !== n.nodeType || o.nodeName !== n.nodeName) target.replaceChild(n, o);
-    else if (n.nodeType === Node.TEXT_NODE) {
-      if (o.nodeValue !== n.nodeValue) o.nodeValue = n.nodeValue;
+  let o = target.firstChild;
+  for (let n = fresh.firstChild; n;) {
+    const next = n.nextSibling;
+    if (!o) {
+      target.append(n);
+    } else if (o.nodeType !== n.nodeType || o.nodeName !== n.nodeName) {
+      const after = o.nextSibling;
+      target.replaceChild(n, o);
+      o = after;
     } else {
-      for (const a of [...o.attributes]) if (!n.hasAttribute(a.name)) o.removeAttribute(a.name);
-      for (const a of n.attributes) if (o.getAttribute(a.name) !== a.value) o.setAttribute(a.name, a.value);
-      if (o.onclick !== n.onclick) o.onclick = n.onclick;
-      morphChildren(o, n);
+      morphNode(o, n);
+      o = o.nextSibling;
     }
-  });
-  for (let i = news.length; i < olds.length; ++i) olds[i].remove();
+    n = next;
+  }
+  while (o) {
+    const after = o.nextSibling;
+    o.remove();
+    o = after;
+  }
+}
+
+function morphNode(o, n) {
+  if (n.nodeType === Node.TEXT_NODE) {
+    if (o.nodeValue !== n.nodeValue) o.nodeValue = n.nodeValue;
+    return;
+  }
+  const old = o.attributes;
+  for (let i = old.length - 1; i >= 0; --i) {
+    if (!n.hasAttribute(old[i].name)) o.removeAttribute(old[i].name);
+  }
+  const now = n.attributes;
+  for (let i = 0; i < now.length; ++i) {
+    const { name, value } = now[i];
+    if (o.getAttribute(name) !== value) o.setAttribute(name, value);
+  }
+  if (n.nodeName === 'BUTTON' && o.onclick !== n.onclick) o.onclick = n.onclick;
+  morphChildren(o, n);
 }
 
 export function el(tag, props = {}, ...children) {
