@@ -538,8 +538,13 @@ test('custom catalog parts combine; a bad one leaves the catalog in use', { time
 
 test('the detail view downloads the measurement script the CLI writes for that setup',
      { timeout: kTestTimeout }, () => check('m-script-download', () => page, async () => {
+  // The page plans on the planning module; the complete one comes with the first tool.
+  const wasm = [];
+  const onRequest = (r) => { if (r.url().endsWith('.wasm')) wasm.push(path.basename(new URL(r.url()).pathname)); };
+  page.on('request', onRequest);
   await page.goto(url);
   await waitReady(page);
+  assert.deepEqual(wasm, ['gpuplan-plan.wasm']);
   const first = (await tableRows(page))[0];
   await page.click(`#results tbody tr[data-gpu="${first.gpu}"] button.detail`);
   const request = await page.getAttribute('#download-script', 'data-request');
@@ -554,6 +559,8 @@ test('the detail view downloads the measurement script the CLI writes for that s
   assert.equal(run.status, 0, run.stderr);
   assert.equal(text, run.stdout, 'the page and the CLI wrote different scripts');
   assert.match(text, new RegExp(`"gpu": "${first.gpu}"`));
+  assert.deepEqual(wasm, ['gpuplan-plan.wasm', 'gpuplan.wasm']);
+  page.off('request', onRequest);
 }));
 
 function cli(command, text) {

@@ -21,7 +21,7 @@ async function files(dir) {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const row = (name, value, aim) => console.log(`${name.padEnd(44)} ${value.padStart(12)}   aim ${aim}`);
+const row = (name, value, aim) => console.log(`${name.padEnd(44)} ${value.padStart(12)}${aim ? `   aim ${aim}` : ''}`);
 
 const { server, url } = await serve(site, { port: 0 });
 const { context, close } = await launchChromium();
