@@ -51,6 +51,8 @@ class TextWriter {
   void Close(char c);
   void BeforeValue();
 
+  // The lean plan nests six deep; deeper nesting would lose its commas (the round-trip test
+  // of tests/unit/lean_plan_test.cpp would see it).
   static constexpr int kMaxDepth = 32;
   std::string* out_;
   bool first_[kMaxDepth] = {};
