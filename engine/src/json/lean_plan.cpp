@@ -5,7 +5,6 @@
 // order nlohmann's std::map objects have, so the text is exactly what DumpEnvelope made of the
 // same answer built as objects (tests/unit/lean_plan_test.cpp holds it to that round trip).
 #include <algorithm>
-#include <cmath>
 #include <iterator>
 #include <map>
 
@@ -140,14 +139,6 @@ void WriteFramework(TextWriter* w, const FrameworkEstimate& f) {
 // The seven parts, each in whole bytes, and the totals made of the rounded parts (as
 // EstimateBody's).
 void WriteMemory(TextWriter* w, const Request& r, const Estimate& e) {
-  const MemoryBreakdown& b = e.memory.per_gpu;
-  const std::pair<const char*, double> parts[] = {{"activations", b.activations},
-                                                  {"buffers", b.buffers},
-                                                  {"gradients", b.gradients},
-                                                  {"kv_cache", b.kv_cache},
-                                                  {"optimizer_states", b.optimizer_states},
-                                                  {"runtime", b.runtime},
-                                                  {"weights", b.weights}};
   double total = 0;
   w->BeginObject();
   w->Key("capacity_bytes");
@@ -156,7 +147,7 @@ void WriteMemory(TextWriter* w, const Request& r, const Estimate& e) {
   w->Bool(e.fits);
   w->Key("per_gpu_bytes");
   w->BeginObject();
-  for (const auto& [name, bytes] : parts) {
+  for (const auto& [name, bytes] : MemoryParts(e.memory.per_gpu)) {
     w->Key(name);
     w->Bytes(bytes);
     total += static_cast<double>(RoundBytes(bytes));

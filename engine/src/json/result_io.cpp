@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 
 #include "core/version.h"
@@ -210,20 +208,23 @@ Json Notes(const std::vector<Note>& notes) {
   return out;
 }
 
+std::array<std::pair<const char*, double>, 7> MemoryParts(const MemoryBreakdown& b) {
+  return {{{"activations", b.activations},
+           {"buffers", b.buffers},
+           {"gradients", b.gradients},
+           {"kv_cache", b.kv_cache},
+           {"optimizer_states", b.optimizer_states},
+           {"runtime", b.runtime},
+           {"weights", b.weights}}};
+}
+
 namespace {
 
 // The seven parts, each rounded to whole bytes; `total` gets their sum, so a total is exactly
 // the sum of the parts shown.
 Json RoundedParts(const MemoryBreakdown& b, double* total) {
   Json parts = Json::object();
-  const std::pair<const char*, double> named[] = {{"weights", b.weights},
-                                                  {"gradients", b.gradients},
-                                                  {"optimizer_states", b.optimizer_states},
-                                                  {"activations", b.activations},
-                                                  {"kv_cache", b.kv_cache},
-                                                  {"buffers", b.buffers},
-                                                  {"runtime", b.runtime}};
-  for (const auto& [name, bytes] : named) {
+  for (const auto& [name, bytes] : MemoryParts(b)) {
     parts[name] = Bytes(bytes);
     *total += static_cast<double>(RoundBytes(bytes));
   }

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
+#include <utility>
+
 #include "after/calibration.h"
 #include "json/request_io.h"
 #include "json/text_writer.h"
@@ -8,6 +11,9 @@
 #include "plan/planner.h"
 
 namespace gpuplan::json_io {
+
+/// The seven memory parts by their contract names, in the (sorted) order nlohmann writes them.
+std::array<std::pair<const char*, double>, 7> MemoryParts(const MemoryBreakdown& b);
 
 /// Notes (warnings, advice, infeasibility) as `[{code, params, message, path?}]`.
 Json Notes(const std::vector<Note>& notes);
