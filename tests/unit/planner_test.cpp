@@ -265,6 +265,51 @@ TEST(Plan, ServingSizesReplicasForTheConcurrency) {
   EXPECT_GT(l4.recommendations[0].replicas, 1);
 }
 
+TEST(Plan, RowsComeInRankOrderOverThreeCopiesOfTheCatalog) {
+  // Serving ranks by cost per million output tokens, priced cards first, unpriced after them
+  // (search_serving.cpp Key); equal keys go by card id. Three copies of every card, named
+  // "<id>-0/1/2" and listed a catalog apart, have equal keys: each must come out as three
+  // neighbours in that order, between rows no cheaper and no dearer.
+  const Request r = Parse({{"model", {{"preset", "llama-3.1-8b"}}},
+                           {"workload",
+                            {{"kind", "inference"},
+                             {"prompt_tokens", 2048},
+                             {"output_tokens", 512},
+                             {"concurrency", 64}}},
+                           {"constraints", {{"tpot_ms", 50}, {"max_gpus", 64}}}});
+  std::vector<GpuSpec> cards;
+  for (int copy = 0; copy < 3; ++copy) {
+    for (GpuSpec g : Catalog().gpus) {
+      g.id += "-" + std::to_string(copy);
+      cards.push_back(std::move(g));
+    }
+  }
+  const PlanResult p = Plan(r, cards);
+  const auto& recs = p.recommendations;
+  ASSERT_GE(recs.size(), 60u);  // most of the catalog serves an 8B model
+  ASSERT_EQ(recs.size() % 3, 0u);
+  for (size_t i = 0; i < recs.size(); i += 3) {
+    const std::string& id = recs[i].request.gpu.id;
+    const std::string stem = id.substr(0, id.size() - 1);
+    EXPECT_EQ(id, stem + "0");
+    EXPECT_EQ(recs[i + 1].request.gpu.id, stem + "1");
+    EXPECT_EQ(recs[i + 2].request.gpu.id, stem + "2");
+  }
+  bool unpriced_seen = false;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const double usd = recs[i].figures.usd_per_mtok;
+    if (usd < 0) {
+      unpriced_seen = true;
+      continue;
+    }
+    EXPECT_FALSE(unpriced_seen) << recs[i].request.gpu.id << " priced after an unpriced row";
+    if (i > 0 && recs[i - 1].figures.usd_per_mtok >= 0) {
+      EXPECT_LE(recs[i - 1].figures.usd_per_mtok, usd) << recs[i].request.gpu.id;
+    }
+  }
+  EXPECT_TRUE(unpriced_seen);  // the catalog has unpriced cards: both tiers are exercised
+}
+
 TEST(PlanApi, ContractShape) {
   const Json env = Json::parse(testing::ShippedEngine().Plan(
       R"({"model": {"preset": "llama-3.1-8b"}, "workload": {"kind": "qlora"},

@@ -310,7 +310,7 @@ Json SetupJson(const Request& q) {
           {"recompute", std::string(Name(q.techniques.recompute))}};
 }
 
-Json AlmostFitJson(const std::optional<AlmostFit>& a) {
+Json AlmostFitJson(const Boxed<AlmostFit>& a) {
   if (!a) return nullptr;
   return {{"count", a->count},
           {"setup", SetupJson(a->setup)},
@@ -321,7 +321,7 @@ Json AlmostFitJson(const std::optional<AlmostFit>& a) {
           {"levers", Levers(a->levers)}};
 }
 
-Json FewestJson(const std::optional<FewestCards>& f) {
+Json FewestJson(const Boxed<FewestCards>& f) {
   if (!f) return nullptr;
   return {{"count", f->count},
           {"parallel", SetupJson(f->setup)},

@@ -75,7 +75,7 @@ bool MeetsConstraints(const Request& base, const Request& setup, double time_fac
 
 }  // namespace
 
-std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, const CardSearch& cs,
+std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, const KeptMisses& cs,
                                       const PlanChoice& choice,
                                       const std::vector<PlanChoice>& others) {
   // Serving is left out: its misses are judged at one sequence, not at the requested
@@ -216,38 +216,32 @@ void AdviseModelParallel(const Request& base, const PlanResult& out, std::vector
                      static_cast<long long>(q.parallel.tp), pcie ? " over PCIe" : "")});
 }
 
-// A rejected card whose closest setup misses by little: the single change that makes it fit.
-void AdviseRejected(const std::map<std::string, CardSearch>& searches, PlanResult* out) {
-  for (const PlanRejection& rej : out->rejected) {
-    if (rej.code != "exceeds_memory") continue;
-    const auto it = searches.find(rej.gpu_id);
-    if (it == searches.end() || !it->second.closest) continue;
-    const Request& q = *it->second.closest;
-    if (it->second.closest_need > 1.3 * q.gpu.CapacityBytes()) continue;
-    for (const Lever& l : MemoryLevers(q, it->second.closest_need / (1 + q.headroom))) {
-      if (!l.fits) continue;
-      out->advice.push_back(Note{"lever_makes_it_fit",
-                                 {{"count", D(q.parallel.gpus)}, {"saved_bytes", l.saved_bytes}},
-                                 Say("%s almost fits on %lld cards: setting %s to %s makes it "
-                                     "fit, at a cost: %s",
-                                     q.gpu.name.c_str(), static_cast<long long>(q.parallel.gpus),
-                                     l.path.c_str(), l.value.c_str(), l.cost.c_str()),
-                                 l.path});
-      break;
-    }
-  }
-}
-
 }  // namespace
 
-void Advise(const Request& base, Ranking ranking, const std::map<std::string, CardSearch>& searches,
+std::optional<Note> LeverForRejected(const PlanRejection& rejection, const CardSearch& cs) {
+  if (rejection.code != "exceeds_memory" || !cs.closest) return std::nullopt;
+  const Request& q = *cs.closest;
+  if (cs.closest_need > 1.3 * q.gpu.CapacityBytes()) return std::nullopt;
+  for (const Lever& l : MemoryLevers(q, cs.closest_need / (1 + q.headroom))) {
+    if (!l.fits) continue;
+    return Note{"lever_makes_it_fit",
+                {{"count", D(q.parallel.gpus)}, {"saved_bytes", l.saved_bytes}},
+                Say("%s almost fits on %lld cards: setting %s to %s makes it fit, at a cost: %s",
+                    q.gpu.name.c_str(), static_cast<long long>(q.parallel.gpus), l.path.c_str(),
+                    l.value.c_str(), l.cost.c_str()),
+                l.path};
+  }
+  return std::nullopt;
+}
+
+void Advise(const Request& base, Ranking ranking, std::vector<Note> rejected_levers,
             PlanResult* out) {
   AdviseBatch(base, *out, &out->advice);
   if (!out->recommendations.empty()) {
     AdviseScale(base, ranking, out->recommendations.front(), &out->advice);
     AdviseModelParallel(base, *out, &out->advice);
   }
-  AdviseRejected(searches, out);
+  for (Note& n : rejected_levers) out->advice.push_back(std::move(n));
 }
 
 }  // namespace gpuplan::plan_search

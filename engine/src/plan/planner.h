@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/boxed.h"
 #include "core/diagnostics.h"
 #include "physics/estimate.h"
 #include "physics/levers.h"
@@ -77,8 +78,9 @@ struct PlanChoice {
   RankFigures figures;
   std::string rank_code;  ///< why it is where it is, a stable id
   std::string rank_reason;
-  std::optional<AlmostFit> almost_fits;
-  std::optional<FewestCards> fewest_cards;
+  // On the heap: each holds a whole Request, and most rows have neither.
+  Boxed<AlmostFit> almost_fits;
+  Boxed<FewestCards> fewest_cards;
 };
 
 struct PlanRejection {

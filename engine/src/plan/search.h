@@ -45,15 +45,26 @@ struct Miss {
   std::optional<Request> setup;
 };
 
+/// What the almost-fit advice reads of a recommended card's search, kept past the card (the
+/// search itself is dropped: kilobytes a card, a plan over a large catalog would keep them all).
+struct KeptMisses {
+  int64_t first_fit_count = 0;     ///< the fewest cards some setup fits on; 0: none
+  std::map<int64_t, Miss> misses;  ///< per count, the closest setup that does not fit
+};
+
 /// One card's search: the best choice and what explains a rejection.
 struct CardSearch {
   std::optional<PlanChoice> best;
-  double closest_need = kInf;      ///< smallest per-GPU need with headroom among setups tried
-  std::optional<Request> closest;  ///< the setup with that need, for the "almost fits" advice
-  std::map<int64_t, Miss> misses;  ///< per count, the closest setup that does not fit
-  bool fit_any = false;            ///< some setup fits in memory (then a constraint rejected it)
-  int64_t first_fit_count = 0;     ///< training: the fewest cards some setup fits on; 0: none
-  double fastest_fit_s = kInf;     ///< training: the fastest setup that fits
+  double closest_need = kInf;  ///< smallest per-GPU need with headroom among setups tried
+  /// The setup with that need, for the "almost fits" advice; only where nothing fits (the
+  /// advice is for rejected cards).
+  std::optional<Request> closest;
+  /// Per count, the closest setup that does not fit; only where an almost-fit is looked for
+  /// (AlmostFitApplies) and something fits.
+  std::map<int64_t, Miss> misses;
+  bool fit_any = false;         ///< some setup fits in memory (then a constraint rejected it)
+  int64_t first_fit_count = 0;  ///< training: the fewest cards some setup fits on; 0: none
+  double fastest_fit_s = kInf;  ///< training: the fastest setup that fits
   int64_t fastest_fit_count = 0;
   double cheapest_in_time_usd = kInf;  ///< training: cheapest that fits and meets the deadline
   bool met_deadline = false;           ///< some setup that fits meets the deadline
@@ -72,8 +83,9 @@ std::string Say(const char* pattern, ...) __attribute__((format(printf, 1, 2)));
 /// "2.3 hours" or "4.5 days".
 std::string Duration(double seconds);
 
-/// Records a checked setup of `count` cards: the closest miss overall and per count.
-void Track(CardSearch* cs, const Request& q, const FitCheck& f, int64_t count);
+/// Records a checked serving setup: the closest miss (serving looks for no almost-fit, so no
+/// misses per count).
+void Track(CardSearch* cs, const Request& q, const FitCheck& f);
 
 /// `earlier`: a search of the same card and request under another ranking. Its shapes without
 /// a fit are skipped, and no misses are recorded (only the best of a second search is read).
@@ -98,12 +110,17 @@ inline bool AlmostFitApplies(Ranking k, const Request& base) {
 /// The almost-fit of a choice: a smaller count that misses by less than the headroom (or
 /// 10%), with the levers that make it fit.
 /// Only where fewer cards would rank higher, and only setups that meet the deadline and budget.
-std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, const CardSearch& cs,
+std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, const KeptMisses& cs,
                                       const PlanChoice& choice,
                                       const std::vector<PlanChoice>& others);
 
-/// MISSION M14's rules, each stated only when this plan's numbers show it.
-void Advise(const Request& base, Ranking ranking, const std::map<std::string, CardSearch>& searches,
+/// A card rejected for memory whose closest setup misses by little: the single change that
+/// makes it fit.
+std::optional<Note> LeverForRejected(const PlanRejection& rejection, const CardSearch& cs);
+
+/// MISSION M14's rules, each stated only when this plan's numbers show it; `rejected_levers`
+/// (LeverForRejected's, in the order of out->rejected) last.
+void Advise(const Request& base, Ranking ranking, std::vector<Note> rejected_levers,
             PlanResult* out);
 
 }  // namespace gpuplan::plan_search

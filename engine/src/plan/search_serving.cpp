@@ -68,7 +68,7 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
       q.workload.SetConcurrency(1);
       const FitCheck f = CheckFit(q, c);
       ++cs.evaluated;
-      Track(&cs, q, f, tp);
+      Track(&cs, q, f);
       q.workload = base.workload;
       if (!f.fits) continue;
       cs.fit_any = true;

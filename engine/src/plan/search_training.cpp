@@ -254,7 +254,10 @@ void Search::Materialise() {
     ApplySetup(&q, at.n, at.s);
     return q;
   };
-  if (closest) cs->closest = request(*closest);
+  // Only what is read (search.h): the closest setup of a card where nothing fits, the misses
+  // of one where an almost-fit is looked for.
+  if (closest && !cs->best) cs->closest = request(*closest);
+  if (!cs->best || !AlmostFitApplies(ranking, base)) return;
   for (const MissAt& m : misses) cs->misses[m.at.n] = Miss{m.need, m.total, request(m.at)};
 }
 
