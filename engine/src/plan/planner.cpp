@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "core/units.h"
 #include "physics/reliability.h"
@@ -168,16 +167,21 @@ Ranking RankingFor(const Request& r) {
 std::vector<int64_t> PlanCounts(int64_t max_gpus, int64_t gpus_per_node) {
   // Powers of two, every whole number of nodes up to eight, then 2^j and 3 x 2^j nodes: the
   // sizes clusters are bought and rented in, without a count list that grows with max_gpus.
-  std::set<int64_t> counts;
-  for (int64_t n = 1; n <= max_gpus; n *= 2) counts.insert(n);
+  // A sorted vector, not a set: one is made per card search, and a set's nodes were each an
+  // allocation.
+  std::vector<int64_t> counts;
+  counts.reserve(64);  // one allocation for any max_gpus up to a million
+  for (int64_t n = 1; n <= max_gpus; n *= 2) counts.push_back(n);
   for (int64_t k = 1; k <= 8 && k * gpus_per_node <= max_gpus; ++k) {
-    counts.insert(k * gpus_per_node);
+    counts.push_back(k * gpus_per_node);
   }
   for (int64_t k = 16; k * gpus_per_node <= max_gpus; k *= 2) {
-    counts.insert(k * gpus_per_node);
-    if (3 * k / 2 * gpus_per_node <= max_gpus) counts.insert(3 * k / 2 * gpus_per_node);
+    counts.push_back(k * gpus_per_node);
+    if (3 * k / 2 * gpus_per_node <= max_gpus) counts.push_back(3 * k / 2 * gpus_per_node);
   }
-  return {counts.begin(), counts.end()};
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  return counts;
 }
 
 PlanResult Plan(const Request& base_request, const std::vector<GpuSpec>& cards,
