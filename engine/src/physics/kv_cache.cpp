@@ -6,10 +6,8 @@
 
 namespace gpuplan {
 
-double KvCacheBytes(const Stage& s, const Detail& d) {
+double KvBytesPerTokenLayer(const Stage& s) {
   const ModelSpec& m = s.in.model;
-  const Workload& w = s.in.workload;
-  const StageLayers& l = s.layers;
   const double kv_b = BytesPerElement(s.in.precision.kv_cache);
   const ServingPolicy& engine = s.in.serving;
   // K and V may be cached in different types (llama.cpp --cache-type-k/-v).
@@ -25,7 +23,15 @@ double KvCacheBytes(const Stage& s, const Detail& d) {
     per_token_layer = kv_heads_gpu * D(m.head_dim) * (k_b + v_b);
   }
   // The KV cache of layers left on the CPU stays in host memory with them.
-  per_token_layer *= s.gpu_layer_share;
+  return per_token_layer * s.gpu_layer_share;
+}
+
+double KvCacheBytes(const Stage& s, const Detail& d) {
+  const ModelSpec& m = s.in.model;
+  const Workload& w = s.in.workload;
+  const StageLayers& l = s.layers;
+  const ServingPolicy& engine = s.in.serving;
+  const double per_token_layer = KvBytesPerTokenLayer(s);
   d.Record("kv_cache.bytes_per_token", per_token_layer * D(l.Count()));
   // Sliding-window layers keep only the window's tokens (vLLM's hybrid KV cache manager,
   // llama.cpp's SWA cache, transformers' HybridCache).

@@ -95,6 +95,7 @@ void AssembleStage(const Stage& s, MemoryResult* r) {
     // Weights and KV cache are exact counts; a measured peak corrects only the parts that are
     // modelled (calibration.h).
     b.kv_cache = KvCacheBytes(s, d);
+    r->kv_bytes_per_token = KvBytesPerTokenLayer(s) * D(s.layers.Count());
     b.activations = InferenceActivationBytes(s, d) * in.modelled_scale;
   }
   b.weights = state.weights;

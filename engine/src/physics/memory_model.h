@@ -60,6 +60,9 @@ struct MemoryResult {
   int64_t stage = 0;                     ///< the pipeline stage reported (the most loaded one)
   std::map<std::string, double> detail;  ///< sub-items, e.g. "activations.logits"
   double offloaded_bytes_per_gpu = 0;    ///< state moved to host memory (offload, paged optimizer)
+  /// Serving: the KV cache one token of context adds on this GPU, over the stage's layers
+  /// (detail's "kv_cache.bytes_per_token", without the detail's allocations).
+  double kv_bytes_per_token = 0;
   std::map<std::string, Explanation> explain;  ///< keyed by JSON pointer under /memory
   std::vector<Note> warnings;
 };

@@ -39,7 +39,7 @@ Reads DecodeReads(const Request& r, const ParamCounts& c) {
   one.parallel.pp = 1;
   one.parallel.zero = 0;
   one.parallel.gpus = r.parallel.tp * r.parallel.cp;
-  const MemoryResult m = MemoryOf(one, c);
+  const MemoryResult m = MemoryOf(one, c, /*with_detail=*/false);
   double weights = m.per_gpu.weights;
   // The untied input table is not read (unless an engine keeps it off the GPU already).
   if (!r.model.tied_embeddings && !ServingPolicyOf(r).input_embedding_on_host) {
@@ -49,8 +49,7 @@ Reads DecodeReads(const Request& r, const ParamCounts& c) {
     const double bits = b.embeddings_16bit ? (fp32 ? 32 : 16) : b.embedding_bits;
     weights -= D(r.model.vocab) * D(r.model.hidden) * bits / 8 / D(r.parallel.tp);
   }
-  const auto kv = m.detail.find("kv_cache.bytes_per_token");
-  return {weights, kv == m.detail.end() ? 0.0 : kv->second, m.offloaded_bytes_per_gpu};
+  return {weights, m.kv_bytes_per_token, m.offloaded_bytes_per_gpu};
 }
 
 // The serving figures' formulas and inputs (the page's detail view shows them).

@@ -123,5 +123,7 @@ double InferenceActivationBytes(const Stage& s, const Detail& d);
 
 /// The KV cache of the stage's layers at the workload's concurrency (kv_cache.cpp).
 double KvCacheBytes(const Stage& s, const Detail& d);
+/// The KV cache one token of context adds to one of the stage's layers on this GPU.
+double KvBytesPerTokenLayer(const Stage& s);
 
 }  // namespace gpuplan
