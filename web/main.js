@@ -103,7 +103,23 @@ function modelSource() {
   return false;
 }
 
+// The share link follows the form, but history.replaceState takes 2-3 ms of the main thread
+// (Chromium on this project's VM, issue #18): it is written while the engine works, and at the
+// latest as a plan is drawn, so a drawn plan always has its link.
+let sharePending = false;
+function flushShare() {
+  if (!sharePending) return;
+  sharePending = false;
+  writeShareHash();
+}
+function shareSoon() {
+  if (sharePending) return;
+  sharePending = true;
+  setTimeout(flushShare, 0);
+}
+
 function planDrawn() {
+  flushShare();
   document.body.dataset.planSeq = String(++seq);
   postHeight();
 }
@@ -129,7 +145,7 @@ function schedule() {
   showRelevant();
   const preset = !state.hf.trim() && !state.layers.trim();
   setText($('#model-name'), preset ? (modelNames.get(state.model) ?? '') : '');
-  writeShareHash();
+  shareSoon();
   if (waiting) return;
   if (calibration !== undefined) showBanner(calibration);
   if (inputError) {

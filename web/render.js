@@ -1,6 +1,7 @@
 // Turns the engine's plan result into the table, the advice, the detail view and the exports.
 // Every text goes in through textContent: nothing from a catalog or a request becomes markup.
 import { has, language, t, tn } from './i18n.js';
+import { h, patchChildren } from './patch.js';
 
 const GiB = 2 ** 30;
 
@@ -328,71 +329,72 @@ export function sortRows(rows, key, dir) {
   });
 }
 
-// first: the engine's first recommendation for the objective, wherever a sort puts it.
+// first: the engine's first recommendation for the objective, wherever a sort puts it. The rows
+// are described (patch.js h) and the table patched to match: a re-plan rewrites the figures that
+// moved and keeps every node.
 export function renderTable(tbody, rows, training, onDetail, first) {
-  const fresh = document.createElement('tbody');
   const heads = [...(tbody.closest('table')?.querySelectorAll('thead th') ?? [])].map((th) => th.textContent.trim());
+  const described = [];
   for (const { rec, summary: s } of rows) {
     const e = rec.estimate;
     // A figure with its own likely range beneath it (validation residuals; accuracy.html):
     // a band is only ever drawn with the figure whose pointer it is under `bands`.
     const figure = (path, text) => {
       const b = e.bands?.[path];
-      const band = b ? el('span', { className: 'band', dataset: { band: path, low: String(b.low), high: String(b.high) } },
+      const band = b ? h('span', { className: 'band', dataset: { band: path, low: String(b.low), high: String(b.high) } },
         bandText(e, path)) : null;
-      return [el('span', { dataset: { figure: path } }, text), band];
+      return [h('span', { dataset: { figure: path } }, text), band];
     };
     const m = memoryFigures(e.memory);
-    const memory = el('td', {
+    // The meter is the used share; past 1 / (1 + headroom) the headroom no longer fits.
+    const memory = h('td', {
       dataset: { col: 'memory', bytes: String(s.memory_bytes), capacity: String(s.capacity_bytes),
         withHeadroom: String(s.with_headroom_bytes) },
       title: explainTitle(e, '/memory/total_bytes'),
     }, ...figure('/memory/total_bytes', m.used),
-    el('span', { className: 'headroom', dataset: { fits: String(e.memory.fits) } }, m.headroom_line));
-    // The meter is the used share; past 1 / (1 + headroom) the headroom no longer fits.
-    memory.append(el('meter', { min: '0', max: '100', value: String(Math.min(m.usedPct, 100)),
+    h('span', { className: 'headroom', dataset: { fits: String(e.memory.fits) } }, m.headroom_line),
+    h('meter', { min: '0', max: '100', value: String(Math.min(m.usedPct, 100)),
       high: String(Math.round(100 / (1 + m.headroom))), 'aria-label': t('used_share', m.usedPct) }));
     const perReplica = s.replicas > 1 ? ` ${t('per_replica')}` : '';
     const inf = e.performance.inference;
     const time = training
-      ? el('td', { dataset: { col: 'time', seconds: String(s.time_s) }, title: explainTitle(e, '/performance/training/time_s') },
+      ? h('td', { dataset: { col: 'time', seconds: String(s.time_s) }, title: explainTitle(e, '/performance/training/time_s') },
         ...figure('/performance/training/time_s', fmt.duration(s.time_s)))
-      : el('td', {
+      : h('td', {
         dataset: { col: 'time', value: String(s.throughput) },
         title: explainTitle(e, '/performance/inference/decode_tokens_per_s_total'),
       }, ...figure('/performance/inference/decode_tokens_per_s_total', `${fmt.rate(s.throughput)}${perReplica}`),
-      el('span', { className: 'latency' }, t('latency_line', fmt.ms(inf.ttft_ms, 0), fmt.ms(inf.tpot_ms, 1))));
+      h('span', { className: 'latency' }, t('latency_line', fmt.ms(inf.ttft_ms, 0), fmt.ms(inf.tpot_ms, 1))));
     const costPath = training ? '/cost/usd_total' : '/cost/usd_per_hour';
-    const button = el('button', { type: 'button', className: 'detail', 'aria-label': `${t('details')}: ${s.name}` });
-    button.textContent = t('details');
-    button.onclick = (ev) => onDetail(rec, ev.currentTarget);
+    const button = h('button', { type: 'button', className: 'detail', 'aria-label': `${t('details')}: ${s.name}`,
+      onclick: (ev) => onDetail(rec, ev.currentTarget) }, t('details'));
     const isFirst = rec === first;
     const almost = almostFitsText(rec, training);
     const fewest = isFirst ? fewestCardsText(rec) : null;
-    const card = el('th', { scope: 'row' }, s.name,
-      el('span', { className: 'rank', title: s.reason ?? '', dataset: { rankCode: rec.rank_code ?? '' } },
+    const card = h('th', { scope: 'row' }, s.name,
+      h('span', { className: 'rank', title: s.reason ?? '', dataset: { rankCode: rec.rank_code ?? '' } },
         isFirst ? `${t('first_choice')} · ${rankText(rec)}` : rankText(rec)),
-      almost ? el('span', { className: 'almost', dataset: { count: String(rec.almost_fits.count) } }, almost) : null,
-      fewest ? el('span', { className: 'fewest', dataset: { count: String(rec.fewest_cards.count) } }, fewest) : null);
-    fresh.append(el('tr', { dataset: { gpu: s.gpu, fits: String(e.memory.fits), first: String(isFirst) } },
+      almost ? h('span', { className: 'almost', dataset: { count: String(rec.almost_fits.count) } }, almost) : null,
+      fewest ? h('span', { className: 'fewest', dataset: { count: String(rec.fewest_cards.count) } }, fewest) : null);
+    const cells = [
       card,
-      el('td', { dataset: { col: 'count' }, title: s.reason ?? '' }, String(s.count)),
-      el('td', { dataset: { col: 'setup' } }, s.setup, s.calibrated
-        ? el('span', { className: 'badge', dataset: { calibrated: 'true' }, title: t('calibration_banner_short') }, ` ${t('calibrated')}`)
+      h('td', { dataset: { col: 'count' }, title: s.reason ?? '' }, String(s.count)),
+      h('td', { dataset: { col: 'setup' } }, s.setup, s.calibrated
+        ? h('span', { className: 'badge', dataset: { calibrated: 'true' }, title: t('calibration_banner_short') }, ` ${t('calibrated')}`)
         : null),
       memory, time,
-      el('td', { dataset: { col: 'cost' }, title: explainTitle(e, costPath) || t('no_price') },
+      h('td', { dataset: { col: 'cost' }, title: explainTitle(e, costPath) || t('no_price') },
         training || s.cost_usd == null ? fmt.usd(s.cost_usd) : `${fmt.usd(s.cost_usd)}${t('per_hour')}${perReplica}`),
-      el('td', { dataset: { col: 'power' }, title: explainTitle(e, '/power/total_watts') }, `${fmt.watts(s.watts)}${perReplica}`),
-      el('td', { dataset: { col: 'warnings' }, title: s.warnings.join('\n') }, s.warnings.length ? `⚠ ${s.warnings.length}` : ''),
-      el('td', {}, button)));
+      h('td', { dataset: { col: 'power' }, title: explainTitle(e, '/power/total_watts') }, `${fmt.watts(s.watts)}${perReplica}`),
+      h('td', { dataset: { col: 'warnings' }, title: s.warnings.join('\n') }, s.warnings.length ? `⚠ ${s.warnings.length}` : ''),
+      h('td', {}, button)];
     // Each cell names its column, for the phone layout's cards (style.css).
-    const cells = fresh.lastElementChild.children;
     for (let i = 1; i < cells.length; ++i) {
-      if (cells[i].dataset.col) cells[i].dataset.label = heads[i] ?? '';
+      if (cells[i].attrs[0]?.[0] === 'data-col') cells[i].attrs.push(['data-label', heads[i] ?? '']);
     }
+    described.push(h('tr', { dataset: { gpu: s.gpu, fits: String(e.memory.fits), first: String(isFirst) } }, ...cells));
   }
-  morphChildren(tbody, fresh);
+  patchChildren(tbody, described);
 }
 
 // A rejected card: the page's words for its code where it has them (Chinese), else the

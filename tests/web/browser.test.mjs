@@ -240,7 +240,7 @@ test('an input change re-plans', { timeout: kTestTimeout }, () =>
   check('b-replan', () => page, async () => {
   assert.ok(firstRows, 'needs the first test\'s state');
   const seq = await planSeq(page);
-  // The table is rewritten in place (render.js morphChildren): its rows' nodes stay.
+  // The table is rewritten in place (render.js renderTable, patch.js): its rows' nodes stay.
   const marked = await page.$$eval('#results tbody tr', (trs) => trs.map((tr, i) => { tr.keptAs = i; return i; }).length);
   await setField(page, kSeqLen, '8192');
   await waitPlanned(page, seq);
@@ -259,6 +259,55 @@ test('an input change re-plans', { timeout: kTestTimeout }, () =>
   const shown = await page.$$eval('#results tbody tr td[data-col="memory"] [data-figure]', (s) => s.map((x) => x.textContent));
   shown.forEach((words, i) => assert.ok(
     words.startsWith(`${(cli.recommendations[i].estimate.memory.total_bytes / 2 ** 30).toFixed(1)} GiB`), `row ${i}: ${words}`));
+}));
+
+test('a table patched from another plan is the table drawn afresh', { timeout: kTestTimeout }, () =>
+  check('b-patch', () => page, async () => {
+  // render.js describes the rows and patch.js rewrites only what differs from the description
+  // each node was drawn from: patched from a serving plan to a training one and back, the table
+  // must be the one drawn into an empty body, and every kept Details button must open its new row.
+  const { text } = await readPage(page);
+  const training = cliPlan(text);
+  const serving = cliPlan(JSON.stringify({ model: { preset: 'llama-3.1-8b' },
+    workload: { kind: 'inference', prompt_tokens: 2048, output_tokens: 512, concurrency: 64 },
+    constraints: { max_gpus: 64, tpot_ms: 50 } }));
+  assert.ok(training.recommendations.length > 25 && serving.recommendations.length >= 3);
+  const out = await page.evaluate(async ([train, serve]) => {
+    const { renderTable, summarize } = await import('./render.js');
+    const rows = (plan, n) => plan.recommendations.slice(0, n).map((rec) => {
+      rec.estimate.warnings ??= [];  // as drawPlan fills them in
+      return { rec, summary: summarize(rec) };
+    });
+    // The DOM as a string with each element's attributes sorted: a patched node keeps the
+    // attributes it had first, in their order, and gains new ones after them.
+    const canon = (n) => (n.nodeType === Node.TEXT_NODE ? JSON.stringify(n.nodeValue)
+      : `<${n.nodeName} ${[...n.attributes].map((a) => `${a.name}=${JSON.stringify(a.value)}`).sort().join(' ')}>` +
+        `${[...n.childNodes].map(canon).join('')}</${n.nodeName}>`);
+    const table = document.querySelector('#results');
+    const body = () => table.appendChild(document.createElement('tbody'));
+    const patched = body();
+    const steps = [[serve, false, 25], [train, true, 25], [train, true, 10], [serve, false, 25]];
+    const result = [];
+    for (const [plan, isTraining, n] of steps) {
+      const opened = [];
+      const r = rows(plan, n);
+      renderTable(patched, r, isTraining, (rec) => opened.push(rec.gpu), r[0].rec);
+      const fresh = body();
+      renderTable(fresh, r, isTraining, () => {}, r[0].rec);
+      for (const b of patched.querySelectorAll('button.detail')) b.click();
+      result.push({ same: canon(patched) === canon(fresh), rows: patched.rows.length,
+        opened: opened.join(' '), want: r.map((x) => x.rec.gpu).join(' ') });
+      fresh.remove();
+    }
+    patched.remove();
+    return result;
+  }, [training, serving]);
+  for (const [i, step] of out.entries()) {
+    assert.ok(step.same, `step ${i}: the patched table differs from one drawn afresh`);
+    assert.equal(step.opened, step.want, `step ${i}: a Details button opened another row`);
+  }
+  assert.deepEqual(out.map((s) => s.rows), [Math.min(25, serving.recommendations.length), 25, 10,
+    Math.min(25, serving.recommendations.length)]);
 }));
 
 test('share link round trip', { timeout: kTestTimeout }, async () => {
