@@ -7,7 +7,7 @@ import { initForm, readForm, showErrors, showRelevant, state, storedCalibration 
 import { catalogVersion, initCatalog, modelNames } from './catalog-loader.js';
 import { initDetail } from './detail-view.js';
 import { drawPlan, initTable, markStale, planSent, redrawPlan, requestTraffic, setStatus } from './recommendations.js';
-import { applyShare, initShare, isShareHash, noteSharedVersion, postHeight, writeShareHash } from './share.js';
+import { applyShare, drawEmbedSummary, initShare, isShareHash, noteSharedVersion, postHeight, writeShareHash } from './share.js';
 import { initPreferences } from './preferences.js';
 import { t } from './i18n.js';
 import { setText } from './render.js';
@@ -103,23 +103,29 @@ function modelSource() {
   return false;
 }
 
-// The share link follows the form, but history.replaceState takes 2-3 ms of the main thread
-// (Chromium on this project's VM, issue #18): it is written while the engine works, and at the
-// latest as a plan is drawn, so a drawn plan always has its link.
-let sharePending = false;
+// The share link in the address follows the form once typing pauses: history.replaceState
+// takes 2-3 ms of the main thread, and on a two-core machine it slowed the engine's worker
+// beside it as much again (Chromium on this project's VM, issue #18: a re-plan took 19-21 ms
+// with it on every keystroke, 15-17 ms without). body[data-share] says whether one is pending;
+// leaving the page writes it at once. The copy buttons build their link from the form, not
+// from the address.
+const kShareDelayMs = 250;
+let shareTimer = 0;
 function flushShare() {
-  if (!sharePending) return;
-  sharePending = false;
+  if (!shareTimer) return;
+  clearTimeout(shareTimer);
+  shareTimer = 0;
   writeShareHash();
+  document.body.dataset.share = 'written';
 }
 function shareSoon() {
-  if (sharePending) return;
-  sharePending = true;
-  setTimeout(flushShare, 0);
+  clearTimeout(shareTimer);
+  shareTimer = setTimeout(flushShare, kShareDelayMs);
+  document.body.dataset.share = 'pending';
 }
+window.addEventListener('pagehide', flushShare);
 
 function planDrawn() {
-  flushShare();
   document.body.dataset.planSeq = String(++seq);
   postHeight();
 }
@@ -145,6 +151,7 @@ function schedule() {
   showRelevant();
   const preset = !state.hf.trim() && !state.layers.trim();
   setText($('#model-name'), preset ? (modelNames.get(state.model) ?? '') : '');
+  drawEmbedSummary();
   shareSoon();
   if (waiting) return;
   if (calibration !== undefined) showBanner(calibration);

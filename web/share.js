@@ -19,6 +19,10 @@ export const isShareHash = (hash) => /^#\d+\./.test(hash);
 
 export function writeShareHash() {
   history.replaceState(null, '', `${location.pathname}${location.search}#${encodeShare(state, catalogVersion, engineVersion)}`);
+}
+
+// The compact views' one-line summary and their way to the full planner, for the form's state.
+export function drawEmbedSummary() {
   if (embed || resultView) {
     // The six lines in one line, the form behind a button (issue #19 item 9).
     $('#embed-summary').hidden = false;

@@ -95,6 +95,12 @@ async function check(name, shotPage, body) {
 }
 
 const planSeq = (p) => p.evaluate(() => Number(document.body.dataset.planSeq));
+// The share link in the address, once the page has written it (web/main.js shareSoon: it
+// follows the form when typing pauses).
+async function shareLink(p) {
+  await p.waitForFunction(() => document.body.dataset.share === 'written', null, { polling: 50 });
+  return p.evaluate(() => location.hash);
+}
 const status = (p) => p.evaluate(() => document.body.dataset.status);
 
 // Waits until the page has planned again (data-plan-seq above `before`) and is ready, and then
@@ -308,6 +314,30 @@ test('a table patched from another plan is the table drawn afresh', { timeout: k
   }
   assert.deepEqual(out.map((s) => s.rows), [Math.min(25, serving.recommendations.length), 25, 10,
     Math.min(25, serving.recommendations.length)]);
+}));
+
+test('the address follows the form once typing pauses, and at once when the page is left', { timeout: kTestTimeout }, () =>
+  check('b-share-soon', () => page, async () => {
+  // web/main.js shareSoon: history.replaceState waits for a pause in typing, off the re-plan.
+  const before = await shareLink(page);
+  const seq = await planSeq(page);
+  const shown = await page.evaluate(async () => {
+    const { decodeShare } = await import('./state.js');
+    const input = document.getElementById('seq_len');
+    const old = input.value;
+    input.value = '3072';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    const pending = { share: document.body.dataset.share, hash: location.hash };
+    window.dispatchEvent(new Event('pagehide'));
+    const left = { share: document.body.dataset.share, seqLen: String(decodeShare(location.hash).state.seq_len) };
+    input.value = old;  // the state the following tests start from
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    return { pending, left };
+  });
+  assert.deepEqual(shown.pending, { share: 'pending', hash: before });
+  assert.deepEqual(shown.left, { share: 'written', seqLen: '3072' });
+  await waitPlanned(page, seq);
+  assert.equal(await shareLink(page), before);
 }));
 
 test('share link round trip', { timeout: kTestTimeout }, async () => {
@@ -545,7 +575,7 @@ test('a damaged share link keeps the defaults and says so; the skip link keeps t
   const seq = await planSeq(page);
   await setField(page, kMaxGpus, '4');
   await waitPlanned(page, seq);
-  const hash = await page.evaluate(() => location.hash);
+  const hash = await shareLink(page);
   await page.focus('.skip');  // as a keyboard user does: it is off-screen until focused
   await page.keyboard.press('Enter');
   assert.equal(await page.evaluate(() => location.hash), hash, 'the skip link replaced the share link');
@@ -680,7 +710,7 @@ test('measure, compare, calibrate: the page agrees with gpuplan calibrate and ke
   assert.deepEqual(stored, want.calibration);
 
   // The share link carries the factors to another tab; a plain visit restores them from storage.
-  const link = await page.evaluate(() => location.hash);
+  const link = await shareLink(page);
   const other = await context.newPage();
   try {
     await other.goto(`${url}${link}`);
@@ -930,7 +960,7 @@ test('the fleet panel equals gpuplan fleet and is kept in the share link', { tim
   await setLang(page, 'en');
   assert.deepEqual((await fleetText()).slice(0, want.options.length), want.options.map((o) => shares[o.share_pools.code]));
   // The share link carries the fleet text to another tab.
-  const link = await page.evaluate(() => location.hash);
+  const link = await shareLink(page);
   const other = await context.newPage();
   try {
     await other.goto(`${url}${link}`);
@@ -1041,7 +1071,7 @@ test('a framework profile: same plan as the CLI, its KV pool in the detail view,
   assert.ok(tunedCli.recommendations[0].estimate.framework.kv_pool_tokens < fw.kv_pool_tokens ||
             tunedCli.recommendations[0].gpu !== cli.recommendations[0].gpu);
   // The link carries the choice.
-  const link = await page.evaluate(() => location.hash);
+  const link = await shareLink(page);
   const other = await context.newPage();
   try {
     await other.goto(`${url}${link}`);
@@ -1131,7 +1161,7 @@ test('the traffic table equals gpuplan traffic for the form and is kept in the l
   const cli = JSON.parse(run.stdout);
   const shown = await page.$$eval('#traffic-table tbody tr', (trs) => trs.map((tr) => [tr.dataset.gpu, Number(tr.dataset.cards)]));
   assert.deepEqual(shown, cli.options.map((o) => [o.gpu, o.cards]));
-  const link = await page.evaluate(() => location.hash);
+  const link = await shareLink(page);
   const other = await context.newPage();
   try {
     await other.goto(`${url}${link}`);
@@ -1236,7 +1266,7 @@ test('global batch, headroom and chunked loss: the request, the memory cell = th
     assertMatchesCli(await tableRows(page), cli, request);
     assert.equal(await page.textContent('#global_batch_hint'), '= 244 sequences sent');
     // The link carries the three fields to another tab, which sends the same request.
-    const link = await page.evaluate(() => location.hash);
+    const link = await shareLink(page);
     other = await context.newPage();
     await other.goto(`${url}${link}`);
     await waitReady(other);
@@ -1522,7 +1552,7 @@ test('advanced training fields: the request, the memory cell = the CLI, the link
       assert.ok(states(b) > states(a), `fp32 moments ${states(b)} vs bf16 ${states(a)}`);
     }
     // The link carries them to another tab, which sends the same request.
-    const link = await page.evaluate(() => location.hash);
+    const link = await shareLink(page);
     other = await context.newPage();
     await other.goto(`${url}${link}`);
     await waitReady(other);
