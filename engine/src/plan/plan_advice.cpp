@@ -27,7 +27,7 @@ size_t SeedRank(const std::string& code) {
 }
 
 // The levers that fit, in kSeedOrder.
-std::vector<Lever> InSeedOrder(std::vector<Lever> levers) {
+std::vector<Lever> InSeedOrder(const std::vector<Lever>& levers) {
   std::vector<Lever> out;
   for (size_t rank = 0; rank <= std::size(kSeedOrder); ++rank) {
     for (const Lever& l : levers) {
@@ -102,7 +102,7 @@ std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, cons
     a.capacity_bytes = cap;
     std::vector<Lever> levers = MemoryLevers(a.setup, miss.total);
     if (auto bigger = BiggerCard(a.setup, count, others)) levers.push_back(*bigger);
-    a.levers = InSeedOrder(std::move(levers));
+    a.levers = InSeedOrder(levers);
     a.levers.erase(std::remove_if(a.levers.begin(), a.levers.end(),
                                   [&](const Lever& l) {
                                     return l.code != "bigger_card" &&
