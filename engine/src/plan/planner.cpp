@@ -214,8 +214,9 @@ PlanResult Plan(const Request& base_request, const std::vector<GpuSpec>& cards,
       if (ranking == Ranking::kFastestAboveKnee) AddFewestCards(base, g, c, options, &cs, &out);
       plan_search::Label(base, ranking, &*cs.best);
       out.recommendations.push_back(std::move(*cs.best));
-      if (keep_misses)
+      if (keep_misses) {
         kept.emplace(g.id, plan_search::KeptMisses{cs.first_fit_count, std::move(cs.misses)});
+      }
     } else {
       out.rejected.push_back(plan_search::RejectionFor(base, g, cs));
       if (auto lever = plan_search::LeverForRejected(out.rejected.back(), cs)) {

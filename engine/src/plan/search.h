@@ -56,8 +56,8 @@ struct KeptMisses {
 struct CardSearch {
   std::optional<PlanChoice> best;
   double closest_need = kInf;  ///< smallest per-GPU need with headroom among setups tried
-  /// The setup with that need, for the "almost fits" advice; only where nothing fits (the
-  /// advice is for rejected cards).
+  /// The setup with that need, for the lever advice of a card where nothing fits (read only
+  /// then; the training search materialises it only then).
   std::optional<Request> closest;
   /// Per count, the closest setup that does not fit; only where an almost-fit is looked for
   /// (AlmostFitApplies) and something fits.
