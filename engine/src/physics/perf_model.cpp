@@ -541,7 +541,7 @@ double DecodeBandwidth(const Request& r) {
 
 InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
                                 double weight_bytes_read, double kv_bytes_per_token,
-                                double host_weight_bytes) {
+                                double decode_bandwidth, double host_weight_bytes) {
   const ModelSpec& m = r.model;
   const Workload& w = r.workload;
   const Parallel& p = r.parallel;
@@ -552,8 +552,7 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
   const double tp = D(p.tp);
   const double peak = MatmulPeak(g, r.precision.weights, false);
   const CalibrationFactors& cal = r.calibration;
-  const double bandwidth =
-      std::min(g.mem_bandwidth_bytes_per_s, DecodeBandwidth(r) * cal.bandwidth);
+  const double bandwidth = std::min(g.mem_bandwidth_bytes_per_s, decode_bandwidth * cal.bandwidth);
   const double prefill_eff = std::min(1.0, eff.prefill_compute * cal.compute);
   const double matmul_params =
       D(c.active) - D(c.embedding) + (m.tied_embeddings ? D(m.vocab * m.hidden) : 0);

@@ -105,10 +105,13 @@ double DecodeBandwidth(const Request& r);
 /// the card's best 16-bit units when it has no units for it (a warning says so). FP4 formats
 /// use the FP4 peak only where the card lists the block format (GpuSpec::block_scaled).
 double MatmulPeak(const GpuSpec& g, WeightFormat w, bool training);
-/// `host_weight_bytes`: weights of layers left on the CPU, read from host memory each step.
+/// `decode_bandwidth`: DecodeBandwidth(r), worked out once by the caller, which asks at many
+/// concurrencies (resolving the engine's policy each time was 6% of a serving plan in
+/// WebAssembly). `host_weight_bytes`: weights of layers left on the CPU, read from host memory
+/// each step.
 InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
                                 double weight_bytes_read, double kv_bytes_per_token,
-                                double host_weight_bytes = 0);
+                                double decode_bandwidth, double host_weight_bytes = 0);
 
 /// Host memory bandwidth a CPU reaches decoding the layers it keeps (llama.cpp's
 /// n_gpu_layers): dual-channel DDR5-4800 gives 76.8 GB/s, of which ~2/3 is reached; an

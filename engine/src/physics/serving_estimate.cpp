@@ -15,11 +15,11 @@ namespace {
 using text::D;
 
 // `q` at `concurrency`: the search rewrites one request in place (a copy per probe was a
-// third of a serving plan's allocations).
-bool FitsAt(Request* q, const Estimate& e, int64_t concurrency) {
+// third of a serving plan's allocations). `n_ctx`: the engine's context for all sequences
+// together (llama.cpp's), 0 when none.
+bool FitsAt(Request* q, const Estimate& e, int64_t concurrency, int64_t n_ctx) {
   if (e.framework.max_seqs > 0 && concurrency > e.framework.max_seqs) return false;
-  // A context allocated at start for every sequence (llama.cpp's n_ctx) holds so many.
-  const int64_t n_ctx = ServingPolicyOf(*q).context_tokens;
+  // A context allocated at start for every sequence holds so many.
   const int64_t per_sequence = q->workload.prompt_tokens + q->workload.output_tokens;
   if (n_ctx > 0 && concurrency * per_sequence > n_ctx) return false;
   q->workload.SetConcurrency(concurrency);
@@ -127,8 +127,12 @@ void AddServing(const Request& r, Estimate* e) {
   Request safe = r;
   safe.parallel = SafeLayout(r.parallel);
   const Reads reads = DecodeReads(safe, e->params);
+  // What the probes below share, worked out once: the engine's policy does not change with
+  // the concurrency.
+  const double bandwidth = DecodeBandwidth(safe);
+  const int64_t n_ctx = ServingPolicyOf(safe).context_tokens;
   const auto at = [&](int64_t c) {
-    return EstimateInference(safe, e->params, c, reads.weights, reads.kv_per_token,
+    return EstimateInference(safe, e->params, c, reads.weights, reads.kv_per_token, bandwidth,
                              reads.host_weights);
   };
   ServingEstimate& s = e->serving;
@@ -154,7 +158,9 @@ void AddServing(const Request& r, Estimate* e) {
   const auto largest = [&](double headroom) {
     probe.headroom = headroom;
     // The latency check first: it is the cheaper of the two.
-    const auto ok = [&](int64_t c) { return can_grow && meets(at(c)) && FitsAt(&probe, *e, c); };
+    const auto ok = [&](int64_t c) {
+      return can_grow && meets(at(c)) && FitsAt(&probe, *e, c, n_ctx);
+    };
     int64_t lo = 0;
     int64_t hi = 1;
     constexpr int64_t kMax = int64_t{1} << 20;
