@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "physics/estimate_parts.h"
 #include "test_util.h"
 
 namespace gpuplan {
@@ -132,6 +133,9 @@ TEST(KvCache, GroupedQueryAttentionCountsKvHeadsOnly) {
   // full-attention count would be 4x that). 2 sequences x 8192 tokens = exactly 2 GiB.
   const Json r = Result(Serve("llama-3.1-8b", 1, "bf16"));
   EXPECT_EQ(Detail(r, "kv_cache.bytes_per_token"), 131072);
+  // The same figure without the detail, as the serving search's decode reads take it.
+  const Request q = testing::Parse(Serve("llama-3.1-8b", 1, "bf16"));
+  EXPECT_EQ(MemoryOf(q, CountParams(q.model), /*with_detail=*/false).kv_bytes_per_token, 131072);
   EXPECT_EQ(PerGpu(r, "kv_cache"), 2 * kGiB);
   EXPECT_EQ(PerGpu(Result(Serve("llama-3.1-8b", 1, "fp8")), "kv_cache"), 1 * kGiB);
   // tp = 2 splits the 8 KV heads 4 per GPU: 1 GiB each.

@@ -196,6 +196,32 @@ TEST(PlanAlmostFits, ANearMissOnFewerCardsSaysHowToFit) {
   }
 }
 
+TEST(PlanAdvice, ARejectedCardThatMissesByLittleGetsTheChangeThatFitsIt) {
+  // Llama 2 7B in bf16 is 6.74B x 2 bytes = 12.6 GiB of weights alone; with the KV cache, the
+  // runtime and 20% headroom it needs more than a 16 GB card, but less than 1.3x of it. AWQ
+  // int4 holds the weights in about a quarter of that: the card fits with it. The H100 fits
+  // as asked. The advice for the rejected card is the plan's last, after the rules that read
+  // the recommendations (planner.cpp keeps each card's lever note from its own search).
+  const Request r = Parse(
+      {{"model", {{"preset", "llama-2-7b"}}},
+       {"workload",
+        {{"kind", "inference"}, {"prompt_tokens", 5}, {"output_tokens", 100}, {"concurrency", 1}}},
+       {"precision", {{"weights", "bf16"}}},
+       {"constraints", {{"max_gpus", 1}}}});
+  const PlanResult p = Plan(r, Cards({"rtx-a4000-16gb", "h100-sxm-80gb"}));
+  ASSERT_EQ(p.rejected.size(), 1u);
+  EXPECT_EQ(p.rejected[0].gpu_id, "rtx-a4000-16gb");
+  EXPECT_EQ(p.rejected[0].code, "exceeds_memory");
+  ASSERT_EQ(p.recommendations.size(), 1u);
+  ASSERT_FALSE(p.advice.empty());
+  const Note& last = p.advice.back();
+  EXPECT_EQ(last.code, "lever_makes_it_fit");
+  EXPECT_EQ(last.path, "/precision/weights");
+  EXPECT_EQ(last.params.at("count"), 1);
+  EXPECT_NE(last.message.find("RTX A4000"), std::string::npos) << last.message;
+  EXPECT_NE(last.message.find("awq_int4"), std::string::npos) << last.message;
+}
+
 TEST(PlanSite, BaseboardCardsNeedAWholeServerUnderANodeLimit) {
   // A B200 server is one 8-GPU baseboard: 8 x 1,000 W x 1.8 (the node's CPUs, memory, fans
   // and NICs) = 14,400 W, over a 10 kW node. L40S are PCIe cards: 8 x 350 W x 1.8 = 5,040 W.
