@@ -215,7 +215,7 @@ PlanResult Plan(const Request& base_request, const std::vector<GpuSpec>& cards,
       plan_search::Label(base, ranking, &*cs.best);
       out.recommendations.push_back(std::move(*cs.best));
       if (keep_misses) {
-        kept.emplace(g.id, plan_search::KeptMisses{cs.first_fit_count, std::move(cs.misses)});
+        kept.emplace(g.id, std::move(cs.kept));
       }
     } else {
       out.rejected.push_back(plan_search::RejectionFor(base, g, cs));

@@ -48,8 +48,10 @@ struct Miss {
 /// What the almost-fit advice reads of a recommended card's search, kept past the card (the
 /// search itself is dropped: kilobytes a card, a plan over a large catalog would keep them all).
 struct KeptMisses {
-  int64_t first_fit_count = 0;     ///< the fewest cards some setup fits on; 0: none
-  std::map<int64_t, Miss> misses;  ///< per count, the closest setup that does not fit
+  int64_t first_fit_count = 0;  ///< training: the fewest cards some setup fits on; 0: none
+  /// Per count, the closest setup that does not fit; only where an almost-fit is looked for
+  /// (AlmostFitApplies) and something fits.
+  std::map<int64_t, Miss> misses;
 };
 
 /// One card's search: the best choice and what explains a rejection.
@@ -59,11 +61,8 @@ struct CardSearch {
   /// The setup with that need, for the lever advice of a card where nothing fits (read only
   /// then; the training search materialises it only then).
   std::optional<Request> closest;
-  /// Per count, the closest setup that does not fit; only where an almost-fit is looked for
-  /// (AlmostFitApplies) and something fits.
-  std::map<int64_t, Miss> misses;
+  KeptMisses kept;              ///< what outlives the search, for the almost-fit advice
   bool fit_any = false;         ///< some setup fits in memory (then a constraint rejected it)
-  int64_t first_fit_count = 0;  ///< training: the fewest cards some setup fits on; 0: none
   double fastest_fit_s = kInf;  ///< training: the fastest setup that fits
   int64_t fastest_fit_count = 0;
   double cheapest_in_time_usd = kInf;  ///< training: cheapest that fits and meets the deadline

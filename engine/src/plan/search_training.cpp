@@ -295,7 +295,7 @@ void Search::Materialise() {
   // of one where an almost-fit is looked for.
   if (closest && !cs->best) cs->closest = request(*closest);
   if (!cs->best || !AlmostFitApplies(ranking, base)) return;
-  for (const MissAt& m : misses) cs->misses[m.at.n] = Miss{m.need, m.total, request(m.at)};
+  for (const MissAt& m : misses) cs->kept.misses[m.at.n] = Miss{m.need, m.total, request(m.at)};
 }
 
 // Whether an earlier search of this card and request probed the shape and nothing fitted:
@@ -322,7 +322,7 @@ void Search::Consider(int64_t n, const TrainingSetup& s, bool* stop_micro_batche
     return;
   }
   cs->fit_any = true;
-  if (cs->first_fit_count == 0 || n < cs->first_fit_count) cs->first_fit_count = n;
+  if (cs->kept.first_fit_count == 0 || n < cs->kept.first_fit_count) cs->kept.first_fit_count = n;
   const Constraints& k = base.constraints;
   // A deadline is met by the wall-clock time, interruptions included.
   const double wall = k.deadline_s > 0 ? WallClockSeconds(q, c, t) : t.time_s;
@@ -415,7 +415,9 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
         }
       }
     }
-    if (any && (cs->first_fit_count == 0 || n < cs->first_fit_count)) cs->first_fit_count = n;
+    if (any && (cs->kept.first_fit_count == 0 || n < cs->kept.first_fit_count)) {
+      cs->kept.first_fit_count = n;
+    }
     if (!any) {
       cs->shapes_without_fit.push_back({n, tp, pp});
       return;
