@@ -238,6 +238,31 @@ TEST(Plan, ConstraintsReject) {
   EXPECT_EQ(big.rejected[0].code, "exceeds_memory");
 }
 
+TEST(Plan, ACardThatMissesTheLatencyTargetsQuotesOneSequence) {
+  // Llama 3.1 70B for 256 users at a 50 ms TPOT on L4s: the bf16 weights, 70.6e9 x 2 B =
+  // 141 GB, fit on the 8 cards of a server (17.6 GB each), and every decoded token reads each
+  // card's share at 300 GB/s: 17.6e9 / 300e9 = 58.8 ms at the least, even for one sequence.
+  // The rejection quotes that sequence; 256 of them do not fit, and their figures (a TPOT of
+  // 0, nothing decoded) once stood in the reason against the target.
+  const Request r =
+      Parse({{"model", {{"preset", "llama-3.1-70b"}}},
+             {"workload",
+              {{"kind", "inference"},
+               {"prompt_tokens", 2048},
+               {"output_tokens", 512},
+               {"concurrency", 256}}},
+             {"constraints", {{"tpot_ms", 50}, {"ttft_ms", 2000}, {"max_gpus", 1024}}}});
+  const PlanResult p = Plan(r, {*Catalog().FindGpu("l4-24gb")});
+  ASSERT_EQ(p.rejected.size(), 1u);
+  EXPECT_EQ(p.rejected[0].code, "misses_latency_targets");
+  EXPECT_EQ(p.rejected[0].params.at("tp"), 8);
+  EXPECT_GE(p.rejected[0].params.at("tpot_ms"), 58.8);
+  EXPECT_NE(p.rejected[0].reason.find(
+                "TPOT " + std::to_string(static_cast<int>(p.rejected[0].params.at("tpot_ms")))),
+            std::string::npos)
+      << p.rejected[0].reason;
+}
+
 TEST(Plan, ServingSizesReplicasForTheConcurrency) {
   // 512 concurrent sequences of Llama 3.1 8B at a 50 ms TPOT target: each replica holds what
   // fits and meets the target; replicas x GPUs per replica serve the rest.

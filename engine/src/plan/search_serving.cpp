@@ -76,10 +76,16 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
       cs.evaluated += 20;  // the concurrency search
       const int64_t per_replica = e.serving.max_concurrency;
       if (per_replica == 0) {
+        // The rejection quotes one sequence's latency. e is at the requested concurrency, and
+        // where that many do not fit its decode figures are zero: a TPOT of 0 ms that the
+        // reason then held against the target.
+        q.workload.SetConcurrency(1);
+        const InferencePerf one =
+            EstimateSetup(q, /*with_levers=*/false, Description::kFigures).serving.at_request;
+        q.workload = base.workload;
         cs.serving_code = "misses_latency_targets";
-        cs.serving_params = {{"tp", D(tp)},
-                             {"tpot_ms", e.serving.at_request.tpot_s * 1e3},
-                             {"ttft_ms", e.serving.at_request.ttft_s * 1e3}};
+        cs.serving_params = {
+            {"tp", D(tp)}, {"tpot_ms", one.tpot_s * 1e3}, {"ttft_ms", one.ttft_s * 1e3}};
         continue;
       }
       // Online: enough replicas for the requested concurrency. Offline: one replica at the
