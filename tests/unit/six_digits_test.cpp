@@ -51,5 +51,19 @@ TEST(SixSignificantDigits, MatchesTheLibrarysDecimalConversion) {
   }
 }
 
+TEST(SixSignificantDigits, AtTheEdgesOfADecade) {
+  // The decade of a figure is looked up among powers of ten: each power, the doubles either
+  // side of it, and the edges of the table (1e-22 and 1e22) and beyond must still read as the
+  // library's text does.
+  for (int e = -30; e <= 30; ++e) {
+    const double p = std::pow(10.0, e);
+    for (const double x : {p, std::nextafter(p, 0.0), std::nextafter(p, 1e300), p * 0.9999995,
+                           p * 0.99999949, p * 9.999995, p * 9.9999951}) {
+      ASSERT_EQ(json_io::SixSignificantDigits(x), ByText(x)) << x;
+      ASSERT_EQ(json_io::SixSignificantDigits(-x), ByText(-x)) << -x;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -101,4 +101,6 @@ Stage::Stage(const MemoryInput& input, int64_t stage)
   head_bits = bits.embeddings_16bit ? (quantised_head ? linear_bits : emb_bits) : bits.lm_head_bits;
 }
 
+void Detail::Write(const char* key, double bytes) const { (*out_)[key] = bytes; }
+
 }  // namespace gpuplan

@@ -68,10 +68,14 @@ class Detail {
  public:
   Detail(bool on, std::map<std::string, double>* out) : on_(on), out_(out) {}
   void Record(const char* key, double bytes) const {
-    if (on_) (*out_)[key] = bytes;
+    if (on_) Write(key, bytes);
   }
 
  private:
+  // Out of line, so the planner's checks (detail off) pay a test, not a call: in WebAssembly
+  // the whole of Record stayed a call, 3% of a plan's time.
+  void Write(const char* key, double bytes) const;
+
   bool on_;
   std::map<std::string, double>* out_;
 };
