@@ -76,6 +76,21 @@ TEST(TextWriter, FiguresHaveSixSignificantDigitsAndWholeOnesNoFraction) {
   EXPECT_EQ(bytes(1.5), "2");
 }
 
+TEST(TextWriter, DoublesAreWrittenUnroundedAsNlohmannDoes) {
+  // A rejection's params are written as the full answer's objects dump them: every digit of
+  // the shortest text that reads back, and ".0" on a whole number (nlohmann's own dump of the
+  // same doubles is the reference).
+  for (const double v : {8.0, 898.6386612637218, 0.0, -0.0, 1e300, 2.5e-7, 85899345920.0}) {
+    EXPECT_EQ(Written([v](TextWriter* w) { w->Double(v); }), Json(v).dump()) << v;
+  }
+  EXPECT_EQ(Written([](TextWriter* w) { w->Double(8); }), "8.0");
+  std::string out;
+  TextWriter w(&out);
+  w.Double(std::numeric_limits<double>::infinity());
+  EXPECT_EQ(out, "null");
+  EXPECT_EQ(w.Finiteness(), 1);
+}
+
 TEST(TextWriter, RemembersFiguresThatAreNotFinite) {
   std::string out;
   TextWriter w(&out);

@@ -400,20 +400,23 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
 }
 
 Json PlanHead(const ParsedRequest& pr, const PlanResult& plan, const std::string& catalog_version,
-              bool full) {
-  Json rejected = Json::array();
-  for (const auto& r : plan.rejected) {
-    Json one = {{"gpu", r.gpu_id}, {"code", r.code}, {"reason", r.reason}, {"params", r.params}};
-    if (!r.path.empty()) one["path"] = r.path;
-    rejected.push_back(std::move(one));
-  }
+              bool full, bool with_rejected) {
   Json normalized = pr.normalized;
   if (plan.global_batch > 0) normalized["workload"]["global_batch"] = plan.global_batch;
-  Json out = {{"request_normalized", normalized},   {"defaults_applied", pr.defaults_applied},
-              {"catalog_version", catalog_version}, {"engine_version", std::string(kEngineVersion)},
-              {"answer", full ? "full" : "lean"},   {"rejected", std::move(rejected)},
-              {"advice", Notes(plan.advice)},       {"setups_evaluated", plan.setups_evaluated},
-              {"warnings", Notes(pr.warnings)}};
+  Json out = {
+      {"request_normalized", normalized},          {"defaults_applied", pr.defaults_applied},
+      {"catalog_version", catalog_version},        {"engine_version", std::string(kEngineVersion)},
+      {"answer", full ? "full" : "lean"},          {"advice", Notes(plan.advice)},
+      {"setups_evaluated", plan.setups_evaluated}, {"warnings", Notes(pr.warnings)}};
+  if (with_rejected) {
+    Json rejected = Json::array();
+    for (const auto& r : plan.rejected) {
+      Json one = {{"gpu", r.gpu_id}, {"code", r.code}, {"reason", r.reason}, {"params", r.params}};
+      if (!r.path.empty()) one["path"] = r.path;
+      rejected.push_back(std::move(one));
+    }
+    out["rejected"] = std::move(rejected);
+  }
   if (!pr.request.constraints.wait_s.empty() && pr.request.workload.IsTraining()) {
     out["wait_or_switch"] = WaitJson(DecideWaitOrSwitch(pr.request, plan));
   }

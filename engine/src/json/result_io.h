@@ -38,9 +38,10 @@ std::string LeanPlanEnvelope(const ParsedRequest& pr, const PlanResult& plan,
                              const std::string& catalog_version);
 
 /// A plan result's members other than its recommendations (and the lean answer's band_basis):
-/// the request echo, rejections, advice, warnings, wait-or-switch.
+/// the request echo, rejections (unless the lean writer writes them itself), advice, warnings,
+/// wait-or-switch.
 Json PlanHead(const ParsedRequest& pr, const PlanResult& plan, const std::string& catalog_version,
-              bool full);
+              bool full, bool with_rejected = true);
 
 /// A lean row's rounding for a value built as nlohmann JSON: every float to six significant
 /// digits, a whole one as an integer, null members left out.

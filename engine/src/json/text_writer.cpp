@@ -152,6 +152,18 @@ void TextWriter::Figure(double v) {
   }
 }
 
+void TextWriter::Double(double v) {
+  BeforeValue();
+  if (!std::isfinite(v)) {
+    NoteFiniteness(std::isnan(v) ? 2 : 1);
+    out_->append("null");
+    return;
+  }
+  char buf[64];
+  const char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
+  out_->append(buf, static_cast<size_t>(end - buf));
+}
+
 void TextWriter::Bytes(double v) {
   if (std::isnan(v)) {
     Figure(v);

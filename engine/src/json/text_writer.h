@@ -38,6 +38,9 @@ class TextWriter {
   void Figure(double v);
   /// Whole bytes; beyond 2^53 (9 PB) or not finite is remembered as Bytes() in result_io does.
   void Bytes(double v);
+  /// A double as nlohmann writes one, unrounded: the shortest text that reads back as it,
+  /// ".0" on a whole number; one that is not finite is remembered and written as null.
+  void Double(double v);
   /// A value that is already JSON text (nlohmann's compact dump).
   void Raw(std::string_view json);
 
