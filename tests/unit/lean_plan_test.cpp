@@ -58,6 +58,33 @@ TEST(TextWriter, NestsAndEscapesAsNlohmannDoes) {
             "\"e\":\"\\u0001\",\"f\":\"bad \xef\xbf\xbd byte\",\"g\":{\"h\":null}}");
 }
 
+TEST(TextWriter, TextBeyondItsBufferComesOutWhole) {
+  // The writer gathers text in a 4 KB buffer: values that straddle it, a string longer than
+  // it, and the array's end must come out as nlohmann dumps the same array.
+  Json expected = Json::array();
+  for (int i = 0; i < 3000; ++i) {
+    expected.push_back(std::string(static_cast<size_t>(i % 37), static_cast<char>('a' + i % 26)));
+    expected.push_back(i * 7919);
+    if (i == 1500) expected.push_back(std::string(10000, 'x'));
+  }
+  std::string out;
+  TextWriter w(&out);
+  w.BeginArray();
+  for (const Json& v : expected) {
+    if (v.is_string()) {
+      w.String(v.get<std::string>());
+    } else {
+      w.Int(v.get<int64_t>());
+    }
+  }
+  const std::string text = expected.dump();
+  // Inside the array the string holds what overflowed the buffer, a part of the text.
+  EXPECT_LT(out.size(), text.size());
+  EXPECT_EQ(text.compare(0, out.size(), out), 0);
+  w.EndArray();
+  EXPECT_EQ(out, text);  // complete at the top level: all of it in the string
+}
+
 TEST(TextWriter, FiguresHaveSixSignificantDigitsAndWholeOnesNoFraction) {
   const auto figure = [](double v) { return Written([v](TextWriter* w) { w->Figure(v); }); };
   const auto bytes = [](double v) { return Written([v](TextWriter* w) { w->Bytes(v); }); };

@@ -15,29 +15,6 @@ namespace {
 
 constexpr double kExact = 9007199254740992.0;  // 2^53: beyond it a JavaScript number is not exact
 
-void AppendInt(std::string* out, int64_t v) {
-  char buf[24];
-  const char* end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-  out->append(buf, static_cast<size_t>(end - buf));
-}
-
-// Most of an answer's strings are ids and plain English: printable ASCII without quotes or
-// backslashes goes as it is; anything else is escaped (and invalid UTF-8 replaced) by
-// nlohmann, as its dump does.
-void AppendString(std::string* out, std::string_view s) {
-  for (const char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (u < 0x20 || u > 0x7e || ch == '"' || ch == '\\') {
-      out->append(nlohmann::json(std::string(s))
-                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-      return;
-    }
-  }
-  out->push_back('"');
-  out->append(s);
-  out->push_back('"');
-}
-
 }  // namespace
 
 int64_t RoundBytes(double v) {
@@ -80,57 +57,85 @@ double SixSignificantDigits(double x) {
   return std::strtod(buf, nullptr);
 }
 
+// Most of an answer's strings are ids and plain English: printable ASCII without quotes or
+// backslashes goes as it is; anything else is escaped (and invalid UTF-8 replaced) by
+// nlohmann, as its dump does.
+void TextWriter::PutString(std::string_view s) {
+  for (const char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u > 0x7e || ch == '"' || ch == '\\') {
+      Put(nlohmann::json(std::string(s))
+              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      return;
+    }
+  }
+  Put('"');
+  Put(s);
+  Put('"');
+}
+
+void TextWriter::PutInt(int64_t v) {
+  char buf[24];
+  const char* end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  Put(buf, static_cast<size_t>(end - buf));
+}
+
 void TextWriter::BeforeValue() {
   if (after_key_) {
     after_key_ = false;
     return;
   }
   if (depth_ > 0 && depth_ <= kMaxDepth) {
-    if (!first_[depth_ - 1]) out_->push_back(',');
+    if (!first_[depth_ - 1]) Put(',');
     first_[depth_ - 1] = false;
   }
 }
 
 void TextWriter::Open(char c) {
   BeforeValue();
-  out_->push_back(c);
+  Put(c);
   if (depth_ < kMaxDepth) first_[depth_] = true;
   ++depth_;
 }
 
 void TextWriter::Close(char c) {
   --depth_;
-  out_->push_back(c);
+  Put(c);
+  AfterValue();
 }
 
 void TextWriter::Key(std::string_view key) {
   BeforeValue();
   // Keys are the engine's own names (the contract's fields, a band's JSON pointer, a note's
   // parameter), never a catalog's or a request's text: nothing in them needs escaping.
-  out_->push_back('"');
-  out_->append(key);
-  out_->append("\":", 2);
+  Put('"');
+  Put(key);
+  Put("\":", 2);
   after_key_ = true;
 }
 
 void TextWriter::String(std::string_view s) {
   BeforeValue();
-  AppendString(out_, s);
+  PutString(s);
+  AfterValue();
 }
 
 void TextWriter::Bool(bool b) {
   BeforeValue();
-  out_->append(b ? "true" : "false");
+  Put(b ? std::string_view("true") : std::string_view("false"));
+  AfterValue();
 }
 
 void TextWriter::Int(int64_t v) {
   BeforeValue();
-  AppendInt(out_, v);
+  PutInt(v);
+  AfterValue();
 }
 
 void TextWriter::Raw(std::string_view json) {
   BeforeValue();
-  out_->append(json);
+  Put(json);
+  AfterValue();
 }
 
 void TextWriter::Figure(double v) {
@@ -138,30 +143,32 @@ void TextWriter::Figure(double v) {
   const double r = SixSignificantDigits(v);
   if (std::isnan(r)) {
     NoteFiniteness(2);
-    out_->append("null");
+    Put("null", 4);
   } else if (std::isinf(r)) {
     NoteFiniteness(1);
-    out_->append("null");
+    Put("null", 4);
   } else if (std::floor(r) == r && std::fabs(r) < kExact) {
-    AppendInt(out_, static_cast<int64_t>(r));
+    PutInt(static_cast<int64_t>(r));
   } else {
     // nlohmann's own shortest round-trip conversion, so the text is the one its dump writes.
     char buf[64];
     const char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, r);
-    out_->append(buf, static_cast<size_t>(end - buf));
+    Put(buf, static_cast<size_t>(end - buf));
   }
+  AfterValue();
 }
 
 void TextWriter::Double(double v) {
   BeforeValue();
   if (!std::isfinite(v)) {
     NoteFiniteness(std::isnan(v) ? 2 : 1);
-    out_->append("null");
-    return;
+    Put("null", 4);
+  } else {
+    char buf[64];
+    const char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
+    Put(buf, static_cast<size_t>(end - buf));
   }
-  char buf[64];
-  const char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
-  out_->append(buf, static_cast<size_t>(end - buf));
+  AfterValue();
 }
 
 void TextWriter::Bytes(double v) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -18,10 +20,14 @@ int64_t RoundBytes(double v);
 /// lean plan): building them as nlohmann objects first was most of a plan's time (issue #18).
 /// Its text is byte for byte what nlohmann's compact dump of the same values gives (a test
 /// holds it to that), so the caller writes an object's keys in sorted order, as nlohmann's
-/// std::map keeps them.
+/// std::map keeps them. The string holds every value written at the top level once it is
+/// complete; inside one, text gathers in the writer's own buffer first.
 class TextWriter {
  public:
   explicit TextWriter(std::string* out) : out_(out) {}
+  TextWriter(const TextWriter&) = delete;
+  TextWriter& operator=(const TextWriter&) = delete;
+  ~TextWriter() { Flush(); }
 
   void BeginObject() { Open('{'); }
   void EndObject() { Close('}'); }
@@ -53,11 +59,42 @@ class TextWriter {
   void Open(char c);
   void Close(char c);
   void BeforeValue();
+  /// After a value: a complete top-level one goes to the string.
+  void AfterValue() {
+    if (depth_ == 0) Flush();
+  }
+  void Flush() {
+    out_->append(buf_, used_);
+    used_ = 0;
+  }
+  // Bytes go to the buffer, not through the string: in WebAssembly each append and push_back
+  // of a string is a call into libc++, and they were a tenth of the page default's plan.
+  void Put(char c) {
+    if (used_ == kBuffer) Flush();
+    buf_[used_++] = c;
+  }
+  void Put(const char* p, size_t n) {
+    if (n > kBuffer - used_) {
+      Flush();
+      if (n > kBuffer) {
+        out_->append(p, n);
+        return;
+      }
+    }
+    std::memcpy(buf_ + used_, p, n);
+    used_ += n;
+  }
+  void Put(std::string_view s) { Put(s.data(), s.size()); }
+  void PutString(std::string_view s);
+  void PutInt(int64_t v);
 
   // The lean plan nests six deep; deeper nesting would lose its commas (the round-trip test
   // of tests/unit/lean_plan_test.cpp would see it).
   static constexpr int kMaxDepth = 32;
+  static constexpr size_t kBuffer = 4096;
   std::string* out_;
+  char buf_[kBuffer];
+  size_t used_ = 0;
   bool first_[kMaxDepth] = {};
   int depth_ = 0;
   bool after_key_ = false;
