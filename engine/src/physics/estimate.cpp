@@ -49,28 +49,36 @@ namespace {
 
 // The memory model's input for a request: its layout kept computable, its policies resolved.
 template <typename Model>
-auto WithMemoryInput(const Request& r, const ParamCounts& c, bool with_detail, Model model) {
+auto WithMemoryInput(const Request& r, const ParamCounts& c, bool with_detail,
+                     const MemoryPolicies& policies, Model model) {
   const Parallel safe = SafeLayout(r.parallel);
   RuntimeOptions runtime = r.runtime;
   if (r.calibration.allocator_slack >= 0) runtime.allocator_slack = r.calibration.allocator_slack;
-  const TrainingPolicy training = TrainingPolicyOf(r);
-  // The memory model reads the serving policy only for inference (the planner's training
-  // search asks for memory by the thousand, and resolving an engine's version is not free).
-  const ServingPolicy serving = r.workload.IsTraining() ? ServingPolicy{} : ServingPolicyOf(r);
   const MemoryInput in{
-      r.model, c,       r.workload, r.precision, r.optimizer, r.techniques,        safe,
-      r.gpu,   runtime, training,   serving,     with_detail, r.calibration.memory};
+      r.model, c,       r.workload,        r.precision,      r.optimizer, r.techniques,        safe,
+      r.gpu,   runtime, policies.training, policies.serving, with_detail, r.calibration.memory};
   return model(in);
 }
 
 }  // namespace
 
+MemoryPolicies MemoryPoliciesOf(const Request& r) {
+  // The memory model reads the serving policy only for inference (the planner's training
+  // search asks for memory by the thousand, and resolving an engine's version is not free).
+  return {TrainingPolicyOf(r), r.workload.IsTraining() ? ServingPolicy{} : ServingPolicyOf(r)};
+}
+
 MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail) {
-  return WithMemoryInput(r, c, with_detail, EstimateMemory);
+  return WithMemoryInput(r, c, with_detail, MemoryPoliciesOf(r), EstimateMemory);
+}
+
+MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail,
+                      const MemoryPolicies& policies) {
+  return WithMemoryInput(r, c, with_detail, policies, EstimateMemory);
 }
 
 double TrainingFloorWithHeadroom(const Request& r, const ParamCounts& c) {
-  return WithMemoryInput(r, c, false, TrainingMemoryFloor) * (1 + r.headroom);
+  return WithMemoryInput(r, c, false, MemoryPoliciesOf(r), TrainingMemoryFloor) * (1 + r.headroom);
 }
 
 double HostRam(const Request& r, const Estimate& e, Estimate* out) {

@@ -22,6 +22,19 @@ Parallel SafeLayout(const Parallel& p);
 /// The memory model on the request (its stack's policies, the calibrated slack and scale).
 MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail = true);
 
+/// A request's stack and engine policies, resolved once for memory checks of that request at
+/// other concurrencies and headrooms (the serving search's probes), which they do not depend
+/// on: resolving them at every probe was 4% of a serving plan in WebAssembly.
+struct MemoryPolicies {
+  TrainingPolicy training;
+  ServingPolicy serving;
+};
+MemoryPolicies MemoryPoliciesOf(const Request& r);
+/// MemoryOf under policies resolved from this request, or from one that differs from it only
+/// in concurrency or headroom.
+MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail,
+                      const MemoryPolicies& policies);
+
 /// Host RAM per node, with its explanation in `out`.
 double HostRam(const Request& r, const Estimate& e, Estimate* out);
 

@@ -17,13 +17,14 @@ using text::D;
 // `q` at `concurrency`: the search rewrites one request in place (a copy per probe was a
 // third of a serving plan's allocations). `n_ctx`: the engine's context for all sequences
 // together (llama.cpp's), 0 when none.
-bool FitsAt(Request* q, const Estimate& e, int64_t concurrency, int64_t n_ctx) {
+bool FitsAt(Request* q, const Estimate& e, int64_t concurrency, int64_t n_ctx,
+            const MemoryPolicies& policies) {
   if (e.framework.max_seqs > 0 && concurrency > e.framework.max_seqs) return false;
   // A context allocated at start for every sequence holds so many.
   const int64_t per_sequence = q->workload.prompt_tokens + q->workload.output_tokens;
   if (n_ctx > 0 && concurrency * per_sequence > n_ctx) return false;
   q->workload.SetConcurrency(concurrency);
-  return FitsCard(*q, MemoryOf(*q, e.params, /*with_detail=*/false).per_gpu);
+  return FitsCard(*q, MemoryOf(*q, e.params, /*with_detail=*/false, policies).per_gpu);
 }
 
 // What one tensor-parallel rank reads per decode step across all pipeline stages: its share of
@@ -130,7 +131,8 @@ void AddServing(const Request& r, Estimate* e) {
   // What the probes below share, worked out once: the engine's policy does not change with
   // the concurrency.
   const double bandwidth = DecodeBandwidth(safe);
-  const int64_t n_ctx = ServingPolicyOf(safe).context_tokens;
+  const MemoryPolicies policies = MemoryPoliciesOf(safe);
+  const int64_t n_ctx = policies.serving.context_tokens;
   const auto at = [&](int64_t c) {
     return EstimateInference(safe, e->params, c, reads.weights, reads.kv_per_token, bandwidth,
                              reads.host_weights);
@@ -159,7 +161,7 @@ void AddServing(const Request& r, Estimate* e) {
     probe.headroom = headroom;
     // The latency check first: it is the cheaper of the two.
     const auto ok = [&](int64_t c) {
-      return can_grow && meets(at(c)) && FitsAt(&probe, *e, c, n_ctx);
+      return can_grow && meets(at(c)) && FitsAt(&probe, *e, c, n_ctx, policies);
     };
     int64_t lo = 0;
     int64_t hi = 1;
@@ -180,7 +182,7 @@ void AddServing(const Request& r, Estimate* e) {
   // An engine that preallocates its pool admits what the pool holds once started, headroom or
   // not (issue #17: no planning headroom inside the engine's own budget), so a server under
   // full load runs that batch.
-  const bool pool_engine = ServingPolicyOf(r).Preallocates();
+  const bool pool_engine = policies.serving.Preallocates();
   // A search that describes nothing needs it only for an offline batch's rate.
   const bool needed = e->describe || offline;
   s.engine_concurrency = needed && pool_engine && safe.headroom > 0 ? largest(0) : lo;
