@@ -30,6 +30,7 @@ cmake --preset wasm-release -DGPUPLAN_NATIVE_CLI="$PWD/build/native-release/bin/
 cmake --build --preset wasm-release -j"$(nproc)"
 ctest --preset wasm-release
 node tests/wasm/bench.mjs build/wasm-release/wasm
+node tests/wasm/ratio.mjs build/wasm-release/wasm build/native-release/gpuplan_bench 7
 for f in gpuplan.mjs gpuplan.wasm gpuplan-plan.mjs gpuplan-plan.wasm; do
   cmp -s "build/wasm-release/wasm/$f" "web/engine/$f" || {
     echo "web/engine/$f differs from a build of the sources: run scripts/build-site.sh and commit it" >&2
