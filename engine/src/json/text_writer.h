@@ -93,7 +93,7 @@ class TextWriter {
   static constexpr int kMaxDepth = 32;
   static constexpr size_t kBuffer = 4096;
   std::string* out_;
-  char buf_[kBuffer];
+  char buf_[kBuffer] = {};
   size_t used_ = 0;
   bool first_[kMaxDepth] = {};
   int depth_ = 0;
