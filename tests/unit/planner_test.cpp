@@ -263,6 +263,32 @@ TEST(Plan, ACardThatMissesTheLatencyTargetsQuotesOneSequence) {
       << p.rejected[0].reason;
 }
 
+TEST(Plan, ACardWhereTheEngineRunsNoSequenceSaysWhy) {
+  // llama.cpp with one context of 2048 tokens shared by every sequence, and sequences of
+  // 3000 + 500 = 3500 tokens: not one runs, however fast the card. The rejection is the
+  // engine's context (the field that changes it: serving.n_ctx), not the latency targets,
+  // which one sequence on an H100 meets by far.
+  const Request r =
+      Parse({{"model", {{"preset", "llama-3.1-8b"}}},
+             {"framework", "llama_cpp"},
+             {"serving", {{"n_ctx", 2048}}},
+             {"workload",
+              {{"kind", "inference"},
+               {"prompt_tokens", 3000},
+               {"output_tokens", 500},
+               {"concurrency", 4}}},
+             {"constraints", {{"max_gpus", 8}, {"ttft_ms", 5000}, {"tpot_ms", 200}}}});
+  const PlanResult p = Plan(r, {*Catalog().FindGpu("h100-sxm-80gb")});
+  ASSERT_TRUE(p.recommendations.empty());
+  ASSERT_EQ(p.rejected.size(), 1u);
+  EXPECT_EQ(p.rejected[0].code, "exceeds_engine_context");
+  EXPECT_EQ(p.rejected[0].params.at("need_tokens"), 3500);
+  EXPECT_EQ(p.rejected[0].params.at("context_tokens"), 2048);
+  EXPECT_EQ(p.rejected[0].path, "/serving/n_ctx");
+  EXPECT_EQ(p.rejected[0].reason.rfind("not even one sequence runs on ", 0), 0u)
+      << p.rejected[0].reason;
+}
+
 TEST(Plan, ServingSizesReplicasForTheConcurrency) {
   // 512 concurrent sequences of Llama 3.1 8B at a 50 ms TPOT target: each replica holds what
   // fits and meets the target; replicas x GPUs per replica serve the rest.

@@ -55,6 +55,9 @@ PlanRejection MemoryRejection(const Request& base, const GpuSpec& g, const CardS
 
 PlanRejection ServingRejection(const Request& base, const GpuSpec& g, const CardSearch& cs) {
   const auto& p = cs.serving_params;
+  if (!cs.serving_reason.empty()) {
+    return {g.id, cs.serving_code, cs.serving_reason, p, cs.serving_path};
+  }
   if (cs.serving_code == "exceeds_max_gpus") {
     return {g.id, cs.serving_code,
             Say("serving %lld concurrent requests needs %.0f replicas (%.0f requests each) = %.0f "

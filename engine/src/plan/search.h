@@ -72,6 +72,10 @@ struct CardSearch {
   double one_gpu_bound_s = 0;  ///< training: the run on one card at its peak efficiency, no losses
   std::string serving_code;    ///< serving: the constraint met last
   std::map<std::string, double> serving_params;
+  /// Serving: where not even one sequence runs as the engine is set (its context, its pool,
+  /// its longest request), the estimate's own reason and the field that would change it.
+  std::string serving_reason;
+  std::string serving_path;
   int64_t evaluated = 0;
   /// Training: the shapes (count, tp, pp) probed in full where nothing fits, sorted.
   std::vector<std::array<int64_t, 3>> shapes_without_fit;

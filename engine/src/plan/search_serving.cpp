@@ -76,16 +76,30 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
       cs.evaluated += 20;  // the concurrency search
       const int64_t per_replica = e.serving.max_concurrency;
       if (per_replica == 0) {
-        // The rejection quotes one sequence's latency. e is at the requested concurrency, and
-        // where that many do not fit its decode figures are zero: a TPOT of 0 ms that the
-        // reason then held against the target.
+        // Why not even one sequence: e is at the requested concurrency, where that many may
+        // not fit (its decode figures are then zero, a TPOT of 0 ms the reason once held
+        // against the target), so one sequence is estimated on its own.
         q.workload.SetConcurrency(1);
-        const InferencePerf one =
-            EstimateSetup(q, /*with_levers=*/false, Description::kFigures).serving.at_request;
+        const Estimate one = EstimateSetup(q, /*with_levers=*/false, Description::kFigures);
         q.workload = base.workload;
+        if (!one.infeasible.empty()) {
+          // The engine as set cannot run it at all (llama.cpp's context, a pool, the longest
+          // request it takes): that is the reason, not the latency.
+          const Note& why = one.infeasible[0];
+          cs.serving_code = why.code;
+          cs.serving_params = why.params;
+          cs.serving_params["tp"] = D(tp);
+          cs.serving_reason =
+              Say("not even one sequence runs on %lld card%s: %s", static_cast<long long>(tp),
+                  tp > 1 ? "s" : "", why.message.c_str());
+          cs.serving_path = why.path;
+          continue;
+        }
+        const InferencePerf& p = one.serving.at_request;
         cs.serving_code = "misses_latency_targets";
         cs.serving_params = {
-            {"tp", D(tp)}, {"tpot_ms", one.tpot_s * 1e3}, {"ttft_ms", one.ttft_s * 1e3}};
+            {"tp", D(tp)}, {"tpot_ms", p.tpot_s * 1e3}, {"ttft_ms", p.ttft_s * 1e3}};
+        cs.serving_reason.clear();
         continue;
       }
       // Online: enough replicas for the requested concurrency. Offline: one replica at the
@@ -95,6 +109,7 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
       const int64_t n = replicas * tp;
       if (n > max_gpus) {
         cs.serving_code = "exceeds_max_gpus";
+        cs.serving_reason.clear();
         cs.serving_params = {{"count", D(n)},
                              {"replicas", D(replicas)},
                              {"per_replica", D(per_replica)},
