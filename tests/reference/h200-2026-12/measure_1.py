@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+# Measures what gpuplan 0.7.0 (catalog 2026.12.2) estimated, with random weights.
+# Run: python3 gpuplan_measure.py   (torch, transformers; peft for LoRA; bitsandbytes
+# for 4/8-bit bases and 8-bit optimizers). Nothing is downloaded.
+# Speed-up curve (seed 000: measure 1, 2 and 4 GPUs on the same data):
+#   torchrun --nproc_per_node N gpuplan_measure.py   (data parallel, the request's ZeRO stage)
+
+SETTINGS = {
+    "kind": "lora",
+    "model": "llama-3.1-8b",
+    "model_type": "llama",
+    "same_architecture": True,
+    "config": {"vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336,
+               "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+               "tie_word_embeddings": False, "max_position_embeddings": 131072},
+    "weights": "bf16",
+    "double_quant": True,
+    "master_weights": "none",
+    "kv_cache": "bf16",
+    "optimizer": "adamw",
+    "micro_batch": 4,
+    "seq_len": 2048,
+    "grad_accum": 1,
+    "recompute": "none",
+    "flash_attention": True,
+    "chunked_loss": False,
+    "lora_rank": 16,
+    "lora_targets": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+    "prompt_tokens": 1024,
+    "output_tokens": 256,
+    "concurrency": 1,
+    "gpu": "h200-sxm-141gb",
+    "layout": {"gpus": 1, "tp": 1, "pp": 1, "cp": 1, "ep": 1, "zero": 0},
+    "warmup_steps": 3,
+    "measured_steps": 10,
+}
+
+ESTIMATE = {
+    "params_total": 8030261248,
+    "peak_allocated_bytes": 71325720576,
+    "peak_reserved_bytes": 74892006604.800003,
+    "step_s": 0.61661677256576275,
+    "tokens_per_s": 13285.399237378539,
+}
+ESTIMATE_LAYOUT = {}
+
+import contextlib
+import json
+import os
+import statistics
+import sys
+import time
+
+FLOAT = {"fp32": "float32", "tf32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+TRAINING = ("pretrain", "full_finetune", "lora", "qlora")
+
+
+def quantization_config(torch, s):
+    w = s["weights"]
+    if w in FLOAT:
+        return None
+    from transformers import BitsAndBytesConfig
+    if w in ("nf4", "int4"):
+        return BitsAndBytesConfig(load_in_4bit=True,
+                                  bnb_4bit_quant_type="nf4" if w == "nf4" else "fp4",
+                                  bnb_4bit_use_double_quant=s["double_quant"],
+                                  bnb_4bit_compute_dtype=torch.bfloat16)
+    if w == "int8":
+        return BitsAndBytesConfig(load_in_8bit=True)
+    sys.exit(f"weights {w}: this script builds float and bitsandbytes int8/int4/nf4 models; "
+             f"measure {w} with its own runtime (GPTQ, AWQ, llama.cpp or an fp8 engine)")
+
+
+def build_model(torch, s):
+    from transformers import AutoConfig, AutoModelForCausalLM
+    compute = getattr(torch, FLOAT.get(s["weights"], "bfloat16"))
+    if s["weights"] == "tf32":
+        torch.backends.cuda.matmul.allow_tf32 = True
+    # Mixed precision keeps fp32 parameters (the master copy) and runs matmuls under autocast.
+    mixed = s["kind"] in ("pretrain", "full_finetune") and s["master_weights"] == "fp32"
+    params = torch.float32 if mixed else compute
+    attn = "sdpa" if s["flash_attention"] else "eager"
+    config = AutoConfig.for_model(s["model_type"], **s["config"])
+    quant = quantization_config(torch, s)
+    if quant is None:
+        model = AutoModelForCausalLM.from_config(config, torch_dtype=params,
+                                                 attn_implementation=attn)
+        model = model.to("cuda")
+    else:
+        # Quantised bases load only through from_pretrained: save random weights, reload them.
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16).save_pretrained(tmp)
+            model = AutoModelForCausalLM.from_pretrained(tmp, quantization_config=quant,
+                                                         torch_dtype=torch.bfloat16,
+                                                         attn_implementation=attn,
+                                                         device_map={"": torch.cuda.current_device()})
+    return model, compute, mixed
+
+
+def optimizer_class(torch, s):
+    """The optimizer's class and its arguments (ZeroRedundancyOptimizer takes them apart)."""
+    name, lr = s["optimizer"], 1e-5
+    if name in ("adamw", "adam"):
+        return (torch.optim.AdamW if name == "adamw" else torch.optim.Adam), {"lr": lr}
+    if name in ("sgd", "sgd_momentum"):
+        return torch.optim.SGD, {"lr": lr, "momentum": 0.9 if name == "sgd_momentum" else 0.0}
+    if name == "adafactor":
+        from transformers.optimization import Adafactor
+        return Adafactor, {"lr": lr, "scale_parameter": False, "relative_step": False}
+    import bitsandbytes as bnb
+    return {"adamw_8bit": bnb.optim.AdamW8bit, "paged_adamw_8bit": bnb.optim.PagedAdamW8bit,
+            "lion": bnb.optim.Lion}[name], {"lr": lr}
+
+
+def distributed(torch):
+    """Under torchrun (WORLD_SIZE > 1) each process drives one GPU, joined by NCCL."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world == 1:
+        return 0, 1
+    import torch.distributed as dist
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    dist.init_process_group("nccl")
+    return dist.get_rank(), world
+
+
+def wrap(torch, s, model, zero):
+    """Data parallel as the request shards it: ZeRO-3 as FSDP full shard, one unit per decoder
+    layer; ZeRO 0-2 as DDP (ZeRO-1/2 shard the optimizer with ZeroRedundancyOptimizer)."""
+    device = torch.cuda.current_device()
+    if zero >= 3:
+        if s["weights"] not in FLOAT:
+            sys.exit("FSDP over a 4/8-bit base is not measured here: run it on one GPU")
+        import functools
+        from torch.distributed.fsdp import FullyShardedDataParallel
+        if s["kind"] in ("lora", "qlora"):
+            # FSDP flattens each layer's tensors into one, of one dtype: peft's fp32 adapters
+            # join the base's dtype (the engine counts them in fp32: a small difference).
+            compute = getattr(torch, FLOAT[s["weights"]])
+            for p in model.parameters():
+                if p.requires_grad:
+                    p.data = p.data.to(compute)
+            print("note: under FSDP the LoRA adapters are kept in the base's dtype")
+        from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
+        layers = {type(m) for m in model.modules() if type(m).__name__.endswith("DecoderLayer")}
+        policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls=layers)
+        return FullyShardedDataParallel(model, auto_wrap_policy=policy, use_orig_params=True,
+                                        device_id=device)
+    from torch.nn.parallel import DistributedDataParallel
+    return DistributedDataParallel(model, device_ids=[device])
+
+
+def host_ram_share():
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            info = {line.split(":")[0]: int(line.split()[1]) for line in f}
+        return 1 - info["MemAvailable"] / info["MemTotal"]
+    except (OSError, KeyError, ValueError, IndexError):
+        return None
+
+
+def sample(torch, samples):
+    # What seed 001 asks to watch while a run goes (GPU memory 85%+, utilisation 90%+, host RAM
+    # 70-80%), and clocks and temperature to catch throttling (seed 000).
+    free, total = torch.cuda.mem_get_info()
+    row = {"gpu_memory_share": 1 - free / total, "host_ram_share": host_ram_share()}
+    for name in ("utilization", "temperature", "clock_rate"):
+        try:
+            row[name] = getattr(torch.cuda, name)()
+        except Exception:  # these read NVML through pynvml, which not every install has
+            pass
+    samples.append(row)
+
+
+def monitored(samples):
+    def values(key):
+        return [r[key] for r in samples if r.get(key) is not None]
+    out = {}
+    if values("utilization"):
+        out["gpu_utilization"] = statistics.median(values("utilization")) / 100
+    if values("gpu_memory_share"):
+        out["gpu_memory_share"] = max(values("gpu_memory_share"))
+    if values("host_ram_share"):
+        out["host_ram_share"] = max(values("host_ram_share"))
+    if values("clock_rate"):
+        out["clock_mhz_min"], out["clock_mhz_max"] = min(values("clock_rate")), max(values("clock_rate"))
+    if values("temperature"):
+        out["temperature_c_max"] = max(values("temperature"))
+    return out
+
+
+def train(torch, s, model, compute, mixed, rank, world):
+    checkpointing = s["recompute"] != "none"
+    if s["kind"] == "qlora":
+        from peft import prepare_model_for_kbit_training
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=checkpointing)
+    if checkpointing:
+        # Hugging Face recomputes whole layers; the engine's "selective" keeps more.
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if s["kind"] in ("lora", "qlora"):
+        from peft import LoraConfig, get_peft_model
+        model = get_peft_model(model, LoraConfig(r=s["lora_rank"], lora_alpha=2 * s["lora_rank"],
+                                                 lora_dropout=0.0,
+                                                 target_modules=s["lora_targets"],
+                                                 task_type="CAUSAL_LM"))
+    model.train()
+    zero = s["layout"]["zero"] if world > 1 else 0
+    if world > 1:
+        model = wrap(torch, s, model, zero)
+    cls, kwargs = optimizer_class(torch, s)
+    params = [p for p in model.parameters() if p.requires_grad]
+    if zero in (1, 2):
+        # ZeRO-2 also shards gradients, which plain PyTorch has no switch for: ZeRO-1's memory
+        # is measured, an upper bound on ZeRO-2's.
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+        optimizer = ZeroRedundancyOptimizer(params, optimizer_class=cls, **kwargs)
+    else:
+        optimizer = cls(params, **kwargs)
+    mb, seq, ga = s["micro_batch"], s["seq_len"], s["grad_accum"]
+    torch.manual_seed(1 + rank)  # each rank its own batch; the weights were seeded alike
+    ids = torch.randint(0, s["config"]["vocab_size"], (mb, seq), device="cuda")
+    times, samples = [], []
+    for step in range(s["warmup_steps"] + s["measured_steps"]):
+        if step == s["warmup_steps"]:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        start = time.perf_counter()
+        for i in range(ga):
+            # DDP exchanges gradients once a step (the last micro-batch); FSDP every one.
+            sync = world == 1 or zero >= 3 or i == ga - 1
+            with contextlib.nullcontext() if sync else model.no_sync():
+                with torch.autocast("cuda", dtype=compute, enabled=mixed):
+                    loss = model(input_ids=ids, labels=ids).loss
+                (loss / ga).backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        if step >= s["warmup_steps"]:
+            times.append(time.perf_counter() - start)
+            sample(torch, samples)
+    step_s = statistics.median(times)
+    return {"gpus": world, "step_s": step_s, "tokens_per_s": mb * seq * ga * world / step_s,
+            **monitored(samples)}, ids
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def serve(torch, s, model):
+    model.eval()
+    c, p, o = s["concurrency"], s["prompt_tokens"], s["output_tokens"]
+    ids = torch.randint(0, s["config"]["vocab_size"], (c, p), device="cuda")
+    ttft, tpot, samples = [], [], []
+    with torch.inference_mode():
+        for rep in range(s["warmup_steps"] + s["measured_steps"]):
+            if rep == s["warmup_steps"]:
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            out = model(input_ids=ids, use_cache=True)
+            torch.cuda.synchronize()
+            t1 = time.perf_counter()
+            for _ in range(o - 1):
+                token = out.logits[:, -1:].argmax(-1)
+                out = model(input_ids=token, past_key_values=out.past_key_values, use_cache=True)
+            torch.cuda.synchronize()
+            t2 = time.perf_counter()
+            if rep >= s["warmup_steps"]:
+                ttft.append((t1 - t0) * 1e3)
+                tpot.append((t2 - t1) * 1e3 / max(o - 1, 1))
+                sample(torch, samples)
+    result = {f"ttft_ms_p{q}": percentile(ttft, q) for q in (50, 90, 99)}
+    result.update({f"tpot_ms_p{q}": percentile(tpot, q) for q in (50, 90, 99)})
+    result["ttft_ms"], result["tpot_ms"] = result["ttft_ms_p50"], result["tpot_ms_p50"]
+    result["decode_tokens_per_s"] = c * 1e3 / result["tpot_ms"]
+    result.update(monitored(samples))
+    result["gpus"] = 1
+    return result, ids
+
+
+def precision_check(torch, s, model, ids, compute, mixed):
+    # Seed 003: the same inputs at high and low precision, compared. One sequence's logits, in
+    # the run's format and in fp32 (the model is cast up at the end, after the measurement).
+    if s["weights"] not in ("bf16", "fp16"):
+        return None  # fp32/tf32 are the reference; quantised bases cannot be cast up
+    sample_ids = ids[:1, :min(ids.shape[1], 512)]
+    params = sum(p.numel() for p in model.parameters())
+    free, _ = torch.cuda.mem_get_info()
+    if not mixed and free < params * 4 * 1.2:
+        print("precision check skipped: an fp32 copy of the weights does not fit in free memory")
+        return None
+    model.eval()
+    with torch.no_grad():
+        with torch.autocast("cuda", dtype=compute, enabled=mixed):
+            low = model(input_ids=sample_ids, use_cache=False).logits.float()
+        if not mixed:
+            model.float()
+        high = model(input_ids=sample_ids, use_cache=False).logits.float()
+    error = (high - low).norm().item() / max(high.norm().item(), 1e-30)
+    agreement = (high.argmax(-1) == low.argmax(-1)).float().mean().item()
+    return {"logits_relative_error": error, "top1_agreement": agreement}
+
+
+def report(torch, s, built_params, measured, check):
+    total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    world = measured["gpus"]
+    # The estimate of what ran: one GPU, or the request's own layout when torchrun matched it.
+    estimate = ESTIMATE if world == 1 else (ESTIMATE_LAYOUT if world == s["layout"]["gpus"] else {})
+    if world > 1 and s["layout"]["zero"] == 2 and estimate:
+        # Plain PyTorch measured ZeRO-1 memory: comparing it with ZeRO-2's estimate misleads.
+        estimate = {k: v for k, v in estimate.items() if not k.startswith("peak_")}
+        print("note: ZeRO-2 ran as ZeRO-1 (no gradient sharding in plain PyTorch): memory is "
+              "not compared")
+    print(f"gpu: {torch.cuda.get_device_name(0)}  torch {torch.__version__}")
+    print(f"model: {s['model']}  built {built_params:,} parameters, engine {ESTIMATE['params_total']:,}"
+          f"  on {world} GPU(s)")
+    if not s["same_architecture"]:
+        print("note: rebuilt as a Llama-layout model of the same widths (MoE/MLA/other families "
+              "differ): compare memory and speed with care")
+    print(f"{'quantity':<24}{'measured':>16} {'estimate':>16} {'diff':>10}")
+    for key, value in measured.items():
+        expected = estimate.get(key) if key != "gpus" else None
+        if expected:
+            diff = (value - expected) / expected * 100
+            flag = "" if abs(diff) <= 10 else "  beyond the 10% line: calibrate"
+            print(f"{key:<24}{value:>16.6g} {expected:>16.6g} {diff:>+9.1f}%{flag}")
+        else:
+            print(f"{key:<24}{value:>16.6g}")
+    if not estimate:
+        print(f"no estimate for {world} GPUs here: give the 1, 2 and 4 GPU runs' tokens_per_s to "
+              "the page (speed-up curve) or to gpuplan calibrate (measured.scaling)")
+    low, high = measured.get("clock_mhz_min"), measured.get("clock_mhz_max")
+    if low and high and low < 0.9 * high:
+        print(f"clocks fell from {high} to {low} MHz during the measured steps (up to "
+              f"{measured.get('temperature_c_max', '?')} C): throttling lowers long runs")
+    if check:
+        print(f"precision check ({s['weights']} vs fp32, one sequence): logits relative error "
+              f"{check['logits_relative_error']:.3g}, top-1 agreement "
+              f"{check['top1_agreement'] * 100:.1f}%")
+        measured["precision_check"] = check
+    share = measured.get("gpu_memory_share", measured["peak_reserved_bytes"] / total)
+    util, host = measured.get("gpu_utilization"), measured.get("host_ram_share")
+    print("monitoring targets (seed 001): GPU memory 85%+, GPU utilisation 90%+, host RAM 70-80%")
+    print(f"  GPU memory in use at peak {share * 100:.0f}%"
+          f"{'' if share >= 0.85 else ': a larger batch, or a smaller card, would serve'}")
+    if util is not None:
+        print(f"  GPU utilisation (median) {util * 100:.0f}%"
+              f"{'' if util >= 0.9 else ': the card waits for data or communication'}")
+    if host is not None:
+        print(f"  host RAM in use {host * 100:.0f}%"
+              f"{': loaders and the page cache may swap' if host > 0.8 else ''}")
+    print("GPUPLAN_MEASUREMENT " + json.dumps({"settings": s, "measured": measured}))
+
+
+def main():
+    import torch
+    if not torch.cuda.is_available():
+        sys.exit("no CUDA GPU: this script measures on one")
+    torch.manual_seed(0)
+    s = SETTINGS
+    rank, world = distributed(torch)
+    if world > 1 and s["kind"] not in TRAINING:
+        sys.exit("serving is measured per replica on one GPU: run it without torchrun")
+    if world > 1 and s["layout"]["tp"] * s["layout"]["pp"] * s["layout"]["cp"] > 1:
+        sys.exit("under torchrun this script measures data parallelism (ZeRO 0-3); tensor, "
+                 "pipeline and context parallel layouts need their framework (Megatron-LM, "
+                 "torchtitan)")
+    model, compute, mixed = build_model(torch, s)
+    built = sum(p.numel() for p in model.parameters())
+    if s["kind"] in TRAINING:
+        measured, ids = train(torch, s, model, compute, mixed, rank, world)
+    else:
+        measured, ids = serve(torch, s, model)
+    # The peaks of the measured steps, before the precision check allocates anything more; over
+    # several GPUs, the most loaded one's.
+    peaks = [torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()]
+    if world > 1:
+        import torch.distributed as dist
+        most = torch.tensor(peaks, dtype=torch.float64, device="cuda")
+        dist.all_reduce(most, op=dist.ReduceOp.MAX)
+        peaks = [int(v) for v in most.tolist()]
+    measured["peak_allocated_bytes"], measured["peak_reserved_bytes"] = peaks
+    if rank == 0:
+        # Sharded or replicated weights are not cast up in place: the check runs on one GPU.
+        check = precision_check(torch, s, model, ids, compute, mixed) if world == 1 else None
+        report(torch, s, built, measured, check)
+    if world > 1:
+        torch.distributed.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
