@@ -1,4 +1,4 @@
-// The page's language and theme, each kept in this browser (localStorage).
+// The page's language, theme and market, each kept in this browser (localStorage).
 import { chooseLanguage, preferredLanguage, setLanguage } from './i18n.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -20,6 +20,9 @@ export function initPreferences(languageChanged) {
     await chooseLanguage(e.target.value);
     languageChanged();
   });
+  // The market whose prices the plan uses is remembered like the language (share.js reads it
+  // when the page opens without a link; a link's own market wins).
+  $('#market').addEventListener('change', (e) => localStorage.setItem('gpuplan.market', e.target.value));
   const theme = localStorage.getItem('gpuplan.theme') || 'auto';
   $('#theme').value = theme;
   applyTheme(theme);

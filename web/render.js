@@ -114,6 +114,7 @@ const pctText = (v) => `${Math.round(v * 1000) / 10}%`;
 const count = (v) => (Math.abs(v) >= 1e4 ? Math.round(v).toLocaleString('en') : fmt.number(v));
 export function paramText(k, v) {
   if (typeof v !== 'number' || !Number.isFinite(v)) return v;
+  if (/_(year|month)$/.test(k)) return String(v);
   if (k.endsWith('_bytes')) return fmt.gib(v);
   if (/tokens_per_s/.test(k)) return fmt.rate(v);
   if (/usd/.test(k)) return fmt.usd(v);
@@ -161,12 +162,13 @@ export function noteText(n, prefix = 'note', extra = {}) {
 }
 
 // Wait or switch's verdict: the page's words name the cards (first: the first to finish; best:
-// the plan's first card).
+// the plan's first card; chosen: the one the verdict takes).
 export function verdictText(w, nameOf = (id) => id) {
   const v = w.verdict ?? {};
   const best = nameOf(w.options?.[0]?.gpu ?? '');
   const first = nameOf(w.first_to_finish ?? '');
-  const text = noteText(v, 'note', { best, first });
+  const chosen = nameOf(w.chosen ?? w.first_to_finish ?? '');
+  const text = noteText(v, 'note', { best, first, chosen });
   const even = v.code === 'switch_now' && v.params?.break_even_tokens > 0 && has('note_switch_now_break_even')
     ? tn('note_switch_now_break_even', noteValues(v.params)) : null;
   return even && text !== v.message ? `${text}${even}` : text;
@@ -224,6 +226,31 @@ function explainTitle(estimate, path) {
   return [formulaText(path, x), ...(x.assumptions ?? []), ...band].join('\n');
 }
 
+// Warnings about whether the card can be had and run where the buyer is (the engine's
+// supply_warnings.cpp): drawn on the row itself, not only counted in the warnings column.
+const kCaveats = new Set(['card_not_sold_in_market', 'card_restricted_in_market', 'end_of_life_card',
+  'bitsandbytes_rocm_from_0_50', 'bitsandbytes_gaudi_from_0_48', 'vllm_vendor_plugin', 'megatron_rocm_fork']);
+
+const kCurrencySign = { USD: '$', CNY: '¥', EUR: '€' };
+
+// The offer a row's price comes from: provider, class, its own price and currency, date.
+export function offerText(cost) {
+  const o = cost?.offer;
+  if (!o) return '';
+  if (o.provider_class === 'request') return t('offer_request');
+  const price = `${kCurrencySign[o.currency] ?? ''}${o.price}${kCurrencySign[o.currency] ? '' : ` ${o.currency}`}`;
+  return t('offer_line', o.provider || '?', t(`class_${o.provider_class}`), price, o.as_of, o.market);
+}
+
+// A USD figure in the offer's own currency, at the offer's price over its USD price
+// (usd x offer.price / usd_per_gpu_hour): a Chinese buyer reads yuan; null in USD.
+export function localCost(cost, usd) {
+  const o = cost?.offer;
+  if (!o || o.currency === 'USD' || !(cost.usd_per_gpu_hour > 0) || usd == null) return null;
+  const v = (usd * o.price) / cost.usd_per_gpu_hour;
+  return `${kCurrencySign[o.currency] ?? `${o.currency} `}${v < 100 ? v.toFixed(2) : Math.round(v).toLocaleString('en')}`;
+}
+
 // One summary per recommendation: what the table shows, sorts and exports.
 export function summarize(rec) {
   const e = rec.estimate;
@@ -248,6 +275,8 @@ export function summarize(rec) {
     throughput: inf ? inf.decode_tokens_per_s_total : null,
     cost_usd: train ? e.cost.usd_total : e.cost.usd_per_hour,
     watts: e.power.total_watts, warnings: e.warnings.map((w) => noteText(w)), reason: rec.rank_reason,
+    caveats: e.warnings.filter((w) => kCaveats.has(w.code)).map((w) => noteText(w)),
+    offer: offerText(e.cost), cost_local: localCost(e.cost, train ? e.cost.usd_total : e.cost.usd_per_hour),
     rank_code: rec.rank_code ?? null, calibrated: Boolean(e.calibration?.applied),
   };
 }
@@ -375,7 +404,8 @@ export function renderTable(tbody, rows, training, onDetail, first) {
       h('span', { className: 'rank', title: s.reason ?? '', dataset: { rankCode: rec.rank_code ?? '' } },
         isFirst ? `${t('first_choice')} · ${rankText(rec)}` : rankText(rec)),
       almost ? h('span', { className: 'almost', dataset: { count: String(rec.almost_fits.count) } }, almost) : null,
-      fewest ? h('span', { className: 'fewest', dataset: { count: String(rec.fewest_cards.count) } }, fewest) : null);
+      fewest ? h('span', { className: 'fewest', dataset: { count: String(rec.fewest_cards.count) } }, fewest) : null,
+      s.caveats.length ? h('span', { className: 'caveat' }, `⚠ ${s.caveats.join(' · ')}`) : null);
     const cells = [
       card,
       h('td', { dataset: { col: 'count' }, title: s.reason ?? '' }, String(s.count)),
@@ -383,8 +413,9 @@ export function renderTable(tbody, rows, training, onDetail, first) {
         ? h('span', { className: 'badge', dataset: { calibrated: 'true' }, title: t('calibration_banner_short') }, ` ${t('calibrated')}`)
         : null),
       memory, time,
-      h('td', { dataset: { col: 'cost' }, title: explainTitle(e, costPath) || t('no_price') },
-        training || s.cost_usd == null ? fmt.usd(s.cost_usd) : `${fmt.usd(s.cost_usd)}${t('per_hour')}${perReplica}`),
+      h('td', { dataset: { col: 'cost' }, title: [s.offer, explainTitle(e, costPath) || t('no_price')].filter(Boolean).join('\n') },
+        (training || s.cost_usd == null ? fmt.usd(s.cost_usd) : `${fmt.usd(s.cost_usd)}${t('per_hour')}${perReplica}`) +
+          (s.cost_local ? ` (${s.cost_local})` : '')),
       h('td', { dataset: { col: 'power' }, title: explainTitle(e, '/power/total_watts') }, `${fmt.watts(s.watts)}${perReplica}`),
       h('td', { dataset: { col: 'warnings' }, title: s.warnings.join('\n') }, s.warnings.length ? `⚠ ${s.warnings.length}` : ''),
       h('td', {}, button)];
@@ -403,8 +434,12 @@ export function renderTable(tbody, rows, training, onDetail, first) {
 // missing (or -1: not known) gets the engine's reason.
 const kRejectArgs = {
   exceeds_memory: (p) => [p.max_gpus, fmt.gib(p.need_bytes), fmt.gib(p.capacity_bytes)],
-  misses_deadline: (p) => [p.count, fmt.duration(p.fastest_s), fmt.duration(p.deadline_s)],
-  batch_limits_data_parallel: (p) => [p.global_batch, p.count, fmt.duration(p.fastest_s), fmt.duration(p.deadline_s)],
+  misses_deadline: (p) => [p.count, fmt.duration(p.fastest_central_s), fmt.duration(p.deadline_s),
+    fmt.duration(p.fastest_s)],
+  likely_range_crosses_deadline: (p) => [p.count, fmt.duration(p.fastest_central_s), fmt.duration(p.fastest_s),
+    fmt.duration(p.deadline_s), p.max_gpus],
+  batch_limits_data_parallel: (p) => [p.global_batch, p.count, fmt.duration(p.fastest_central_s),
+    fmt.duration(p.deadline_s), fmt.duration(p.fastest_s)],
   exceeds_max_gpus: (p) => (p.replicas != null ? [p.replicas, p.per_replica, p.count, p.max_gpus]
     : [p.cards_needed_at_least, p.max_gpus]),
   misses_latency_targets: (p) => [p.tp, fmt.ms(p.ttft_ms, 0), fmt.ms(p.tpot_ms, 1)],
@@ -412,6 +447,7 @@ const kRejectArgs = {
   needs_liquid_cooling: () => [],
   inference_only_card: () => [],
   engine_unsupported_on_card: () => [],
+  stack_unsupported_on_card: () => [],
   node_power: (p) => [fmt.watts(p.node_watts), fmt.watts(p.limit_w), p.gpus_per_node],
 };
 const kRejectVariant = {

@@ -49,6 +49,9 @@ export function applyShare() {
       sharedVersion = null;  // a broken link names no versions: no stale notice from the last one
       sharedEngine = null;
     }
+  } else {
+    // No link: the market this browser chose last (preferences.js keeps it).
+    state.market = localStorage.getItem('gpuplan.market') ?? '';
   }
   writeForm();
 }

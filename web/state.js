@@ -13,7 +13,7 @@ export const kDefaults = Object.freeze({
   optimizer_states: '', compile: '', recompute: '', recompute_every: '', pp_schedule: '',
   virtual_stages: '', overlap_tp_comm: '', overlap_grad_reduce: '', overlap_param_gather: '',
   srv_version: '', srv_share: '', srv_max_seqs: '', srv_batched: '', srv_max_model_len: '',
-  srv_eager: '', srv_n_ctx: '', srv_cache_k: '', srv_cache_v: '', hf_id: '',
+  srv_eager: '', srv_n_ctx: '', srv_cache_k: '', srv_cache_v: '', hf_id: '', market: '',
 });
 
 // The explicit-architecture fields (the contract's model numbers); layers turns them on.
@@ -107,6 +107,9 @@ export function buildRequest(state) {
   if (serving) request.serving = serving;
   const calibration = calibrationOf(state);
   if (calibration) request.calibration = calibration;
+  // Whose offers price the cards ('' is the engine's default, global): older links made the
+  // request they made.
+  if (state.market) request.pricing = { market: state.market };
   return JSON.parse(JSON.stringify(request));  // drops the undefined (empty optional) fields
 }
 
@@ -288,7 +291,7 @@ const kFormatDefaults = Object.freeze({
     pp_schedule: '', virtual_stages: '', overlap_tp_comm: '', overlap_grad_reduce: '',
     overlap_param_gather: '', srv_version: '', srv_share: '', srv_max_seqs: '', srv_batched: '',
     srv_max_model_len: '', srv_eager: '', srv_n_ctx: '', srv_cache_k: '', srv_cache_v: '',
-    hf_id: '',
+    hf_id: '', market: '',
   }),
 });
 export const kCurrentFormatDefaults = kFormatDefaults[kFormat];

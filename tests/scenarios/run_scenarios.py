@@ -137,10 +137,18 @@ class Rec:
         return num(self.card().get("memory_gib"), "catalog memory_gib")
 
     def price(self):
-        p = self.card().get("price")
-        if isinstance(p, dict):
-            return p.get("usd_per_hour")
-        return None
+        # The row's own price: the offer of the request's market (pricing.market) it was
+        # ranked by, not a catalog figure of some other market.
+        try:
+            return get(self.r, "/estimate/cost/usd_per_gpu_hour")
+        except Missing:
+            return None
+
+    def warning_codes(self):
+        try:
+            return [w.get("code") for w in get(self.r, "/estimate/warnings")]
+        except Missing:
+            return []
 
     def intra_kind(self):
         return str((self.card().get("intra_node") or {}).get("kind", ""))
@@ -244,6 +252,13 @@ def check_rec(rec, exp, label):
             fail(f"gpu_not_in: cannot tell ({e})")
     rng("memory_gib", rec.memory_gib, " GiB")
     flag("priced", lambda: rec.price() is not None)
+    if "warnings_absent" in exp:
+        try:
+            present = [c for c in rec.warning_codes() if c in exp["warnings_absent"]]
+            if present:
+                fail(f"warnings {present} present, expected none of {exp['warnings_absent']}")
+        except Missing as e:
+            fail(f"warnings_absent: cannot tell ({e})")
     flag("pcie", lambda: rec.intra_kind().startswith(PCIE_KINDS),
          " (card's intra-node link: PCIe)")
     member("cooling_in", lambda: rec.card().get("cooling"))
@@ -283,6 +298,8 @@ def check_rec(rec, exp, label):
     if exp.get("rank_reason_present") and not rec.r.get("rank_reason"):
         fail("rank_reason absent")
     member("rank_code_in", lambda: get(rec.r, "/rank_code"))
+    # The market of the offer that priced the row: a buyer's answer is priced where they buy.
+    member("offer_market_in", lambda: get(rec.r, "/estimate/cost/offer/market"))
     for c in exp.get("checks", []):
         why = f" ({c['why']})" if c.get("why") else ""
         try:

@@ -45,7 +45,9 @@ PLAN = {
                                 "per_gpu_bytes": {"weights": 1.6e10, "kv_cache": 0}},
                      "performance": {"training": {"time_s": 3600, "tokens_per_s": 1.0e4}},
                      "power": {"node_watts": 2000},
-                     "cost": {"usd_total": 1.0, "usd_per_million_tokens": None}}}],
+                     "cost": {"usd_total": 1.0, "usd_per_gpu_hour": 1.0,
+                              "usd_per_million_tokens": None},
+                     "warnings": [{"code": "end_of_life_card"}]}}],
     "rejected": [{"gpu": "card-b", "code": "exceeds_memory", "reason": "24 GB is too small"}],
     "advice": [{"code": "one_big_card", "params": {}, "message": "..."}]}
 
@@ -57,6 +59,7 @@ GOOD = {"min_recommendations": 1,
                   "bytes_per_parameter": [0, 10], "global_batch_seqs": [16, 16],
                   "global_batch_tokens": [32768, 32768], "node_watts_max": 2500,
                   "rank_code_present": True, "rank_reason_present": True,
+                  "warnings_absent": ["card_not_sold_in_market"],
                   "checks": [{"path": "/estimate/memory/per_gpu_bytes/weights", "op": ">=",
                               "value_path": "/estimate/memory/per_gpu_bytes/kv_cache"}]},
         "rejected": {"card-b": ["exceeds_memory"]},
@@ -128,6 +131,12 @@ def with_stand_in(tmp):
     rc, out, _ = run(fake, scenario(tmp, bad, "doctored"))
     expect(rc == 1 and "FAIL doctored" in out and "count = 1" in out,
            "a doctored count fails", out)
+
+    eol = copy.deepcopy(GOOD)
+    eol["first"]["warnings_absent"] = ["end_of_life_card"]
+    rc, out, _ = run(fake, scenario(tmp, eol, "eol"))
+    expect(rc == 1 and "warnings ['end_of_life_card'] present" in out,
+           "a warning the first must not carry fails", out)
 
     bare = copy.deepcopy(PLAN)
     rec = bare["recommendations"][0]

@@ -244,19 +244,21 @@ TEST(Serving, MaxConcurrencyFollowsMemoryAndTargets) {
 }
 
 TEST(Cost, PricePerHourJobAndMillionTokens) {
-  // The catalog's indicative H100 SXM price, 2.95 USD per GPU-hour, or the request's own.
+  // The lowest H100 SXM rental the shipped catalog lists in the global market (the default):
+  // Vast.ai's 2.4024 USD per GPU-hour (2026-10-19), or the request's own.
   Json req = Train("pretrain", "none", 8);
   req["workload"]["tokens"] = 1e9;
   Json r = Result(req);
-  EXPECT_NEAR(r["cost"]["usd_per_hour"].get<double>(), 8 * 2.95, 1e-9);
+  EXPECT_NEAR(r["cost"]["usd_per_hour"].get<double>(), 8 * 2.4024, 1e-9);
+  EXPECT_EQ(r["cost"]["offer"]["provider"], "Vast.ai");
   const double hours = Training(r, "time_s") / 3600;
-  EXPECT_NEAR(r["cost"]["usd_total"].get<double>(), 8 * 2.95 * hours, 1e-6);
-  EXPECT_NEAR(r["cost"]["usd_per_million_tokens"].get<double>(), 8 * 2.95 * hours / 1000, 1e-9);
+  EXPECT_NEAR(r["cost"]["usd_total"].get<double>(), 8 * 2.4024 * hours, 1e-6);
+  EXPECT_NEAR(r["cost"]["usd_per_million_tokens"].get<double>(), 8 * 2.4024 * hours / 1000, 1e-9);
   req["pricing"] = {{"usd_per_gpu_hour", 1.5}};
   EXPECT_NEAR(Result(req)["cost"]["usd_per_hour"].get<double>(), 12.0, 1e-12);
   // A card without a price gets nulls, never an invented figure.
   req.erase("pricing");
-  req["gpu"] = "a100-sxm-40gb";
+  req["gpu"] = "a30-24gb";
   EXPECT_TRUE(Result(req)["cost"]["usd_per_hour"].is_null());
 }
 

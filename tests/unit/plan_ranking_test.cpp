@@ -147,9 +147,9 @@ TEST(PlanRanking, FineTuningTakesTheFewestCardsThenThePrice) {
 
 TEST(PlanRanking, ServingTakesTheCheapestDeploymentThatMeetsTheTarget) {
   // 50 users of Llama 3.1 8B at a 50 ms TPOT: one card of either kind meets it, so the users
-  // consume 50 / 0.05 = 1,000 tokens/s on both. The A800 at $0.70/h delivers them for
-  // 0.70 / 3.6 = $0.194 per million, the H100 at $2.95/h for $0.819: the A800 ranks first,
-  // though the H100 decodes faster.
+  // consume 50 / 0.05 = 1,000 tokens/s on both. In the global market the A100 SXM 80GB at
+  // $1.30/h delivers them for 1.30 / 3.6 = $0.361 per million, the H100 at $2.4024/h for
+  // $0.667: the A100 ranks first, though the H100 decodes faster.
   const Request r = Parse({{"model", {{"preset", "llama-3.1-8b"}}},
                            {"workload",
                             {{"kind", "inference"},
@@ -157,12 +157,12 @@ TEST(PlanRanking, ServingTakesTheCheapestDeploymentThatMeetsTheTarget) {
                              {"output_tokens", 256},
                              {"concurrency", 50}}},
                            {"constraints", {{"tpot_ms", 50}}}});
-  const PlanResult p = Plan(r, Cards({"h100-sxm-80gb", "a800-sxm-80gb"}));
+  const PlanResult p = Plan(r, Cards({"h100-sxm-80gb", "a100-sxm-80gb"}));
   ASSERT_EQ(p.recommendations.size(), 2u);
-  EXPECT_EQ(p.recommendations[0].request.gpu.id, "a800-sxm-80gb");
+  EXPECT_EQ(p.recommendations[0].request.gpu.id, "a100-sxm-80gb");
   EXPECT_EQ(p.recommendations[0].count, 1);
-  EXPECT_NEAR(p.recommendations[0].figures.usd_per_mtok, 0.70 / 3.6, 1e-3);
-  EXPECT_NEAR(p.recommendations[1].figures.usd_per_mtok, 2.95 / 3.6, 1e-3);
+  EXPECT_NEAR(p.recommendations[0].figures.usd_per_mtok, 1.30 / 3.6, 1e-3);
+  EXPECT_NEAR(p.recommendations[1].figures.usd_per_mtok, 2.4024 / 3.6, 1e-3);
   EXPECT_EQ(p.recommendations[0].rank_code, "cheapest_per_million_tokens");
 }
 

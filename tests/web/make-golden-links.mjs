@@ -20,6 +20,7 @@ const states = {
   'QLoRA by architecture numbers, power-limited': { kind: 'qlora', weights: 'nf4', layers: '32', hidden: '4096',
     intermediate: '14336', heads: '32', kv_heads: '8', vocab: '128256', node_power_w: '6000', cooling: 'air' },
   'serving with the page\'s defaults': { kind: 'inference' },
+  'a LoRA priced in the China market': { market: 'cn' },
   'calibrated full fine-tune': { kind: 'full_finetune', model: 'llama-3.2-1b', seq_len: '2048',
     ...calibrationState({ compute: 0.8, bandwidth: 1, memory: 1.1, interconnect: 0.5,
       measured_on: 'h100-sxm-80gb' }) },

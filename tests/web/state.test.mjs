@@ -213,3 +213,15 @@ test('a Hub id is told from a preset, and the config read for it is sent with th
   assert.equal(back.hf_id, 'Qwen/Qwen2.5-1.5B');
   assert.equal(back.hf, state.hf);
 });
+
+test('the market goes to pricing.market only when chosen, and a link carries it', () => {
+  // Nothing chosen: no pricing member, the engine's default market (global), as older links had.
+  assert.equal(buildRequest({ ...kDefaults }).pricing, undefined);
+  assert.deepEqual(buildRequest({ ...kDefaults, market: 'cn' }).pricing, { market: 'cn' });
+  // {"cv":"v1","market":"cn"} in base64url is eyJjdiI6InYxIiwibWFya2V0IjoiY24ifQ
+  const code = encodeShare({ ...kDefaults, market: 'cn' }, 'v1');
+  assert.equal(code, '1.eyJjdiI6InYxIiwibWFya2V0IjoiY24ifQ');
+  assert.equal(decodeShare(`#${code}`).state.market, 'cn');
+  // A link made before the field existed opens in the default market.
+  assert.equal(decodeShare('#1.eyJjdiI6InYxIn0').state.market, '');
+});

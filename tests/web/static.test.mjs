@@ -51,7 +51,7 @@ test('every text the page names has English and Chinese words', async () => {
   }
   // Every rank code the engine can send (issue #15) is worded in both languages.
   const reasons = readFileSync(new URL('../../engine/src/plan/plan_reasons.cpp', import.meta.url), 'utf8');
-  const codes = [...reasons.matchAll(/(?:Wording\{|return \{)"([a-z_]+)"/g)].map((m) => m[1]);
+  const codes = [...reasons.matchAll(/(?:Wording\{|return \{|rank_code = )"([a-z_]+)"/g)].map((m) => m[1]);
   assert.ok(codes.length >= 9, `only ${codes.length} rank codes found in plan_reasons.cpp`);
   for (const code of codes) keys.add(`rank_${code}`);
   // The memory parts the detail chart names (render.js kParts), in people's words.
@@ -88,6 +88,8 @@ export function engineCodes() {
     all(/Note\{\s*[a-z_.>-]+\s*\?\s*"([a-z_]+)"\s*:\s*"([a-z_]+)"/g, text, codes.note);
     all(/\bInfeasible\(\s*"([a-z_]+)"/g, text, codes.note);
     all(/\bwarn\(\s*"([a-z_]+)"/g, text, codes.note);
+    // A stack's caveat on a card is data (stacks/profiles.cpp, policy.cpp): its code beside it.
+    all(/_note_code = "([a-z0-9_]+)"/g, text, codes.note);
     all(/\bError\(\s*"([a-z_]+)"/g, text, codes.err);
     all(/errors->push_back\(\{\s*"([a-z_]+)"/g, text, codes.err);
     all(/\bg\.id,\s*"([a-z_]+)"/g, text, codes.reject);
@@ -98,7 +100,7 @@ export function engineCodes() {
     if (name === 'calibration.cpp') all(/Note\{\s*"(factor_[a-z_]+)"/g, text, codes.factor);
   }
   // A card the estimate refuses (estimate.cpp's CardProblem) is rejected under the note's code.
-  for (const c of ['inference_only_card', 'engine_unsupported_on_card']) codes.reject.add(c);
+  for (const c of ['inference_only_card', 'engine_unsupported_on_card', 'stack_unsupported_on_card']) codes.reject.add(c);
   // Factor notes are worded under factor_*, not note_*.
   for (const c of codes.factor) codes.note.delete(c);
   return codes;

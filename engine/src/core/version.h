@@ -7,6 +7,6 @@
 
 namespace gpuplan {
 
-inline constexpr std::string_view kEngineVersion = "0.7.0";
+inline constexpr std::string_view kEngineVersion = "0.8.0";
 
 }  // namespace gpuplan

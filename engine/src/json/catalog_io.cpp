@@ -6,6 +6,7 @@
 
 #include "core/units.h"
 #include "json/hf_config.h"
+#include "json/supply_io.h"
 
 namespace gpuplan::json_io {
 namespace {
@@ -51,11 +52,14 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 }  // namespace
 
 std::vector<GpuSpec> CardsToSearch(const Request& r, const LoadedCatalog& cat) {
-  if (r.constraints.gpus.empty()) {
-    return r.gpu.id.empty() ? cat.gpus : std::vector<GpuSpec>{r.gpu};
-  }
+  if (r.constraints.gpus.empty() && !r.gpu.id.empty()) return {r.gpu};
   std::vector<GpuSpec> cards;
-  for (const auto& id : r.constraints.gpus) cards.push_back(*cat.FindGpu(id));
+  if (r.constraints.gpus.empty()) {
+    cards = cat.gpus;
+  } else {
+    for (const auto& id : r.constraints.gpus) cards.push_back(*cat.FindGpu(id));
+  }
+  for (GpuSpec& g : cards) ApplyMarket(r.market, cat.rates, &g);
   return cards;
 }
 
@@ -184,13 +188,13 @@ std::optional<GpuSpec> GpuFromJson(const Json& card, const std::string& path,
   g.gpus_per_node = r.Int("gpus_per_node", 1, 576).value_or(8);
   g.inter_node_bytes_per_s = r.Number("inter_node_gb_per_s_per_gpu", 0.1, 10000).value_or(0) * kGB;
   g.runtime_reserve_bytes = r.Number("runtime_reserve_gib", 0, 64).value_or(1.0) * kGiB;
-  if (const Json* price = r.Raw("price"); price != nullptr && !price->is_null()) {
-    Fields p(price, r.PathOf("price"), ctx, nullptr);
-    g.usd_per_hour = p.Number("usd_per_hour", 0, 10000);
-    p.String("as_of", 40);
-    p.String("source", 2000);
-    p.Bool("indicative");
-    p.RejectUnknown();
+  g.supply = SupplyFromJson(&r, ctx);
+  if (const auto cc = r.Number("compute_capability", 1, 20)) {
+    if (g.vendor != "nvidia") {
+      ctx.Error("inconsistent", r.PathOf("compute_capability"),
+                "is a CUDA figure: only NVIDIA cards have one");
+    }
+    g.compute_capability = *cc;
   }
   g.release_year = r.Int("release_year", 1990, 2100).value_or(0);
   r.Accept("sources");
@@ -210,6 +214,7 @@ LoadedCatalog LoadCatalog(std::string_view gpus_text, std::string_view models_te
     top.Int("schema_version", 1, 1);
     cat.version = top.String("catalog_version", 40).value_or("");
     if (!top.Has("catalog_version")) ctx.Error("missing_field", "/catalog_version", "is required");
+    cat.rates = RatesFromJson(top.Raw("exchange_rates"), ctx);
     const Json* list = top.Raw("gpus");
     top.RejectUnknown();
     if (list == nullptr || !list->is_array()) {
@@ -224,6 +229,14 @@ LoadedCatalog LoadCatalog(std::string_view gpus_text, std::string_view models_te
           ctx.Error("duplicate_id", path + "/id", "repeats the id '" + g->id + "'");
           continue;
         }
+        if (g->supply) {
+          CheckCurrencies(*g->supply, cat.rates, path, ctx);
+          for (const Offer& o : g->supply->offers) cat.markets.insert(o.market);
+          if (!g->supply->sold_only_in.empty()) cat.markets.insert(g->supply->sold_only_in);
+          for (const auto& m : g->supply->restricted) cat.markets.insert(m.market);
+        }
+        // Priced for the default market; a request for another re-prices its copies.
+        ApplyMarket(MarketChoice{}, cat.rates, &*g);
         cat.gpus.push_back(std::move(*g));
       }
       cat.gpus_json = *list;

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,10 +30,12 @@ struct ModelPreset {
 // NOLINTNEXTLINE(bugprone-exception-escape): its members can only throw std::bad_alloc.
 struct LoadedCatalog {
   std::string version;
-  std::vector<GpuSpec> gpus;
+  std::vector<GpuSpec> gpus;  ///< priced for the default market (global)
   std::vector<ModelPreset> models;
-  Json gpus_json;    ///< the "gpus" array as shipped
-  Json models_json;  ///< the "models" array as shipped
+  ExchangeRates rates;
+  std::set<std::string> markets = {"global"};  ///< every market the catalog names
+  Json gpus_json;                              ///< the "gpus" array as shipped
+  Json models_json;                            ///< the "models" array as shipped
 
   const GpuSpec* FindGpu(const std::string& id) const;
   const ModelPreset* FindModel(const std::string& id) const;
@@ -51,7 +54,8 @@ std::optional<GpuSpec> GpuFromJson(const Json& card, const std::string& path,
 std::string NearestIds(const std::string& id, const std::vector<std::string>& ids);
 
 /// The cards a search compares (plan, traffic): constraints.gpus, else the card the request
-/// names, else the whole catalog. `r` was read against `cat`, so every id is in it.
+/// names, else the whole catalog, each priced for the request's market. `r` was read against
+/// `cat`, so every id is in it.
 std::vector<GpuSpec> CardsToSearch(const Request& r, const LoadedCatalog& cat);
 
 /// Reads `{card id: number}` (constraints.wait_s, fleet prices, purchase prices): each card must

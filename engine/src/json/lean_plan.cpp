@@ -90,7 +90,32 @@ void WriteBands(TextWriter* w, const Estimate& e, Basis* basis) {
 void WriteCost(TextWriter* w, const Estimate& e) {
   const CostEstimate& c = e.cost;
   w->BeginObject();
+  w->Key("market");
+  w->String(c.market);
   if (c.priced) {
+    w->Key("offer");
+    w->BeginObject();
+    if (!c.supply || c.offer < 0) {
+      w->Key("provider_class");
+      w->String("request");
+    } else {
+      const Offer& o = c.supply->offers[static_cast<size_t>(c.offer)];
+      w->Key("as_of");
+      w->String(o.as_of);
+      w->Key("currency");
+      w->String(o.currency);
+      w->Key("market");
+      w->String(o.market);
+      w->Key("price");
+      w->Figure(o.price);
+      w->Key("provider");
+      w->String(o.provider);
+      w->Key("provider_class");
+      w->String(o.provider_class);
+      w->Key("source");
+      w->String(o.source);
+    }
+    w->EndObject();
     w->Key("usd_per_gpu_hour");
     w->Figure(c.usd_per_gpu_hour);
     w->Key("usd_per_hour");

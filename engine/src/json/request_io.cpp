@@ -10,6 +10,7 @@
 #include "json/calibration_io.h"
 #include "json/hf_config.h"
 #include "json/serving_io.h"
+#include "json/supply_io.h"
 #include "model/gguf.h"
 #include "stacks/profiles.h"
 
@@ -586,6 +587,36 @@ void ReadParallel(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   r.RejectUnknown();
 }
 
+// Whose offers price the cards: a market the catalog names (pricing.market, default global),
+// optionally one provider class; the request's own price overrides every offer.
+void ReadPricing(const Json* v, const LoadedCatalog& cat, const ReadContext& ctx,
+                 ParsedRequest* out) {
+  Request& req = out->request;
+  Json& normalized = out->normalized["pricing"];
+  Fields p(v, "/pricing", ctx, &normalized);
+  if (v != nullptr && !p.ok()) return;
+  req.usd_per_gpu_hour = p.Number("usd_per_gpu_hour", 0, 1e5).value_or(-1);
+  const std::string market = p.String("market", 12).value_or("global");
+  if (cat.markets.count(market) == 0 || market == "any") {
+    std::string known;
+    for (const auto& m : cat.markets) {
+      if (m != "any") known += (known.empty() ? "" : ", ") + m;
+    }
+    ctx.Error("unknown_value", "/pricing/market",
+              "must be a market the catalog prices (" + known + "), got '" + market + "'");
+  }
+  req.market.market = market;
+  if (p.Has("provider_class")) {
+    req.market.provider_class =
+        p.Enum("provider_class", {"hyperscaler_on_demand", "specialty_cloud", "marketplace"})
+            .value_or("");
+  }
+  p.RejectUnknown();
+  normalized["market"] = market;
+  if (req.gpu.supply) CheckCurrencies(*req.gpu.supply, cat.rates, "/gpu", ctx);
+  ApplyMarket(req.market, cat.rates, &req.gpu);
+}
+
 void ReadGpu(const Json* v, const LoadedCatalog& cat, bool require, const ReadContext& ctx,
              ParsedRequest* out) {
   if (v == nullptr) {
@@ -777,11 +808,7 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
   ReadHost(top.Raw("host"), ctx, out);
   ReadRuntime(top.Raw("runtime"), ctx, out);
   ReadConstraints(top.Raw("constraints"), catalog, ctx, out);
-  if (const Json* pricing = top.Raw("pricing")) {
-    Fields p(pricing, "/pricing", ctx, &out->normalized["pricing"]);
-    req.usd_per_gpu_hour = p.Number("usd_per_gpu_hour", 0, 1e5).value_or(-1);
-    p.RejectUnknown();
-  }
+  ReadPricing(top.Raw("pricing"), catalog, ctx, out);
   ReadCalibration(top.Raw("calibration"), ctx, out);
   ReadMeasured(top.Raw("measured"), ctx, out);
   top.RejectUnknown();

@@ -144,15 +144,28 @@ Json ReliabilityJson(const Estimate& e) {
 }
 
 // Without a price (the catalog's or the request's) the cost figures are null, never invented.
+// The offer a cost comes from, by name, so no row's price is anonymous (its market, provider,
+// original price and currency, date and source).
+Json OfferJson(const CostEstimate& c) {
+  if (!c.supply || c.offer < 0) return {{"provider_class", "request"}};
+  const Offer& o = c.supply->offers[static_cast<size_t>(c.offer)];
+  return {{"market", o.market}, {"provider", o.provider}, {"provider_class", o.provider_class},
+          {"price", o.price},   {"currency", o.currency}, {"as_of", o.as_of},
+          {"source", o.source}};
+}
+
 Json CostJson(const Estimate& e) {
   const CostEstimate& c = e.cost;
   if (!c.priced) {
-    return {{"usd_per_gpu_hour", nullptr},
+    return {{"market", c.market},
+            {"usd_per_gpu_hour", nullptr},
             {"usd_per_hour", nullptr},
             {"usd_total", nullptr},
             {"usd_per_million_tokens", nullptr}};
   }
-  return {{"usd_per_gpu_hour", c.usd_per_gpu_hour},
+  return {{"market", c.market},
+          {"offer", OfferJson(c)},
+          {"usd_per_gpu_hour", c.usd_per_gpu_hour},
           {"usd_per_hour", c.usd_per_hour},
           {"usd_total", e.has_training ? Json(c.usd_total) : Json(nullptr)},
           {"usd_per_million_tokens",
@@ -183,6 +196,7 @@ Json WaitJson(const WaitOrSwitch& w) {
                        {"wait_s", o.wait_s},
                        {"run_s", o.run_s},
                        {"finish_s", o.finish_s},
+                       {"finish_high_s", o.finish_high_s},
                        {"usd_total", o.usd_total >= 0 ? Json(o.usd_total) : Json(nullptr)},
                        {"misses_deadline", o.misses_deadline},
                        {"break_even_tokens", o.break_even_tokens}});
@@ -191,6 +205,7 @@ Json WaitJson(const WaitOrSwitch& w) {
   return {{"options", options},
           {"first_to_finish",
            w.options.empty() ? Json(nullptr) : Json(w.options[w.first_finisher].gpu_id)},
+          {"chosen", w.options.empty() ? Json(nullptr) : Json(w.options[w.chosen].gpu_id)},
           {"verdict", verdict}};
 }
 

@@ -3,17 +3,20 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "model/market.h"
 
 namespace gpuplan {
 
 /// One accelerator, in base units (bytes, bytes/s, FLOP/s, watts). The catalog's JSON keys
 /// carry their units (memory_gib, mem_bandwidth_gb_per_s, bf16_dense_tflops); json_io converts.
 /// The architecture families whose fitted efficiencies differ (perf_model.cpp).
-enum class GpuArch { kUnset, kHopper, kBlackwell, kAmpere, kAda, kOther };
+enum class GpuArch { kUnset, kHopper, kBlackwell, kAmpere, kAda, kCdna3, kCdna4, kOther };
 
 /// A catalog `generation` as a GpuArch: read once when a card is loaded, so the estimator's
 /// thousands of calls per plan compare no strings.
@@ -22,6 +25,8 @@ inline GpuArch ArchOf(std::string_view generation) {
   if (generation == "blackwell") return GpuArch::kBlackwell;
   if (generation == "ampere") return GpuArch::kAmpere;
   if (generation == "ada") return GpuArch::kAda;
+  if (generation == "cdna3") return GpuArch::kCdna3;
+  if (generation == "cdna4") return GpuArch::kCdna4;
   return GpuArch::kOther;
 }
 
@@ -64,8 +69,26 @@ struct GpuSpec {
   int64_t gpus_per_node = 8;
   double inter_node_bytes_per_s = 0;  ///< per GPU, per direction
   double runtime_reserve_bytes = 0;   ///< CUDA context + framework reserve, the card's default
+  /// CUDA compute capability (8.0 for the A100, 9.0 for Hopper), from NVIDIA's list; 0 for
+  /// other vendors or where the catalog gives none. The serving engines' and training stacks'
+  /// minimums are read against it (stacks/support.h).
+  double compute_capability = 0;
+  /// Offers, the markets the card is sold in, end of life; null where the catalog says none.
+  std::shared_ptr<const CardSupply> supply;
+  /// The price per GPU-hour in USD in the request's market (ApplyMarket), from supply's offer
+  /// `offer`; unset where the market has none.
   std::optional<double> usd_per_hour;
+  int offer = -1;
+  MarketStatus market_status = MarketStatus::kNoOffer;
   int64_t release_year = 0;
+
+  bool EndOfLife() const { return supply && !supply->end_of_life_since.empty(); }
+  /// The offer the price comes from, or null.
+  const Offer* ChosenOffer() const {
+    return supply && offer >= 0 && offer < static_cast<int>(supply->offers.size())
+               ? &supply->offers[static_cast<size_t>(offer)]
+               : nullptr;
+  }
 
   /// The memory the GPU may allocate, bytes: the card's memory, except on a unified-memory
   /// card whose usable share is given (Apple's default wired limit), where that share is all

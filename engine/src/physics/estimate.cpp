@@ -113,8 +113,28 @@ double HostRam(const Request& r, const Estimate& e, Estimate* out) {
   return total;
 }
 
+// Whether the workload needs bitsandbytes: QLoRA's 4-bit base, the 8-bit optimizers.
+bool NeedsBitsandbytes(const Request& r) {
+  const bool optimizer8 =
+      r.optimizer == Optimizer::kAdamW8bit || r.optimizer == Optimizer::kPagedAdamW8bit;
+  return (r.workload.kind == WorkloadKind::kQlora && r.precision.weights == WeightFormat::kNf4) ||
+         (optimizer8 && r.workload.IsTraining());
+}
+
 std::optional<Note> CardProblem(const Request& r, const GpuSpec& g) {
-  if (!g.inference_only) return std::nullopt;
+  if (!g.inference_only) {
+    const StackProfile& s = StackOf(r);
+    std::string why = SupportProblem(s.support, *s.name != 0 ? s.name : "PyTorch", g,
+                                     s.serving ? r.serving.version : std::string());
+    if (why.empty() && NeedsBitsandbytes(r)) {
+      why = SupportProblem(BitsandbytesSupport(), "bitsandbytes", g);
+    }
+    if (why.empty()) return std::nullopt;
+    return Note{"stack_unsupported_on_card",
+                {{"compute_capability", g.compute_capability}},
+                why,
+                *s.id != 0 ? "/framework" : "/gpu"};
+  }
   if (r.workload.IsTraining()) {
     return Note{"inference_only_card",
                 {},
@@ -181,6 +201,7 @@ Estimate EstimateSetup(const Request& r, bool with_levers, Description descripti
   e.gpus_per_node_used = std::max<int64_t>(1, std::min(r.parallel.gpus, r.gpu.gpus_per_node));
   if (describe) {
     AddWarnings(r, e.params, &e);
+    AddSupplyWarnings(r, &e);
     for (const auto& w : e.memory.warnings) e.warnings.push_back(w);
     if (e.with_explain) ExplainMemory(r, e.params, &e);
   }

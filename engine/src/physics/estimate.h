@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,11 @@ inline constexpr double kNodeOverheadFraction = 0.8;
 /// What the job costs at the card's (or the request's) price per GPU-hour.
 struct CostEstimate {
   bool priced = false;  ///< false when neither the catalog nor the request gives a price
+  std::string market;   ///< the market whose offers priced the card (pricing.market)
+  /// The offer the price comes from (supply->offers[offer]); offer < 0 with a price: the
+  /// request's own pricing.usd_per_gpu_hour.
+  std::shared_ptr<const CardSupply> supply;
+  int offer = -1;
   double usd_per_gpu_hour = 0;
   double usd_per_hour = 0;
   double usd_total = 0;  ///< training: the whole run; serving: not defined (0)

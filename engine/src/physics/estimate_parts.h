@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The pieces EstimateSetup combines (estimate.cpp), each in the file named for what it
-// computes: setup_warnings.cpp, explain_memory.cpp, training_estimate.cpp,
+// computes: setup_warnings.cpp, supply_warnings.cpp, explain_memory.cpp, training_estimate.cpp,
 // serving_estimate.cpp, power_cost.cpp.
 #pragma once
 
@@ -39,6 +39,10 @@ MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail,
 double HostRam(const Request& r, const Estimate& e, Estimate* out);
 
 void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e);
+/// Whether the card can be had in the request's market and run by its stack (supply_warnings.cpp).
+void AddSupplyWarnings(const Request& r, Estimate* e);
+/// The workload runs through bitsandbytes (QLoRA's 4-bit base, the 8-bit optimizers).
+bool NeedsBitsandbytes(const Request& r);
 void ExplainMemory(const Request& r, const ParamCounts& c, Estimate* e);
 void AddTraining(const Request& r, Estimate* e);
 void AddServing(const Request& r, Estimate* e);

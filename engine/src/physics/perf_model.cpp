@@ -131,11 +131,37 @@ Efficiencies DefaultEfficiencies(const GpuSpec& gpu) {
     e.prefill_compute = 0.58;
     e.basis = arch == GpuArch::kAmpere ? "fitted on A100 training runs and decode benchmarks"
                                        : "fitted on A100 training and RTX 4090 decode benchmarks";
+  } else if (arch == GpuArch::kCdna3) {
+    // MLPerf Training Llama 2 70B LoRA, 8 GPUs, the same rounds (v5.0 2025-06, v5.1 2025-11;
+    // training throughput from the MLLOG files of mlcommons/training_results_v5.0 and v5.1):
+    // per GPU an MI300X runs at 0.80-0.83x an H200 and an MI325X at 1.07-1.11x, at one peak
+    // (1307 TFLOP/s) and Hopper's 989: 0.62 and 0.82 of Hopper's share of peak. The two differ
+    // in board power, 750 W and 1000 W on the same die, and the MI300X's clock falls to about
+    // 1.2 of its 2.1 GHz under sustained GEMMs (AMD, 'Measuring max-achievable FLOPs', ROCm
+    // blogs): throughput follows the watts per peak TFLOP/s. Fit: 0.82 x min(1, (W / TFLOP/s)
+    // / (1000 / 1307.4)) of Hopper's share; left out in turn, each chip is predicted within 1%
+    // by the other (0.615 for 0.62, 0.827 for 0.82). Decode keeps the default: no paired
+    // decode measurement.
+    const double watts_per_tflops = gpu.board_power_w / std::max(1.0, gpu.bf16_flops / 1e12);
+    const double share = 0.82 * std::min(1.0, watts_per_tflops / (1000 / 1307.4));
+    e.train_compute = 0.45 * share;
+    e.decode_bandwidth = 0.65;
+    e.prefill_compute = 0.45 * share;
+    e.basis =
+        "fitted on MLPerf Training LoRA runs of MI300X and MI325X against H200 (0.82 of "
+        "Hopper's share at 1000 W, scaled by watts per peak TFLOP/s)";
+  } else if (arch == GpuArch::kCdna4) {
+    // MLPerf Training v5.1 Llama 2 70B LoRA: an MI355X runs at 2.30x an H200 per GPU, at
+    // 2516.6 against 989 TFLOP/s: 0.90 of Hopper's share (one round, one chip).
+    e.train_compute = 0.45 * 0.90;
+    e.decode_bandwidth = 0.65;
+    e.prefill_compute = 0.45 * 0.90;
+    e.basis = "fitted on one MLPerf Training v5.1 LoRA run of MI355X against H200";
   } else {
     e.train_compute = 0.45;
     e.decode_bandwidth = 0.65;
     e.prefill_compute = 0.45;
-    e.basis = "no measurement for this generation: a conservative default";
+    e.basis = "no measurement for this generation: Hopper's share of peak, unmeasured";
   }
   // FP8 training: llm-foundry's MPT-3B runs on H100 gain 1.15-1.18x over bf16 for a 2x fp8
   // peak: 0.16 of the peak's extra.

@@ -60,10 +60,15 @@ void AddPower(const Request& r, Estimate* e) {
 
 void AddCost(const Request& r, Estimate* e) {
   CostEstimate& c = e->cost;
+  c.market = r.market.market;
   const double price =
       r.usd_per_gpu_hour >= 0 ? r.usd_per_gpu_hour : r.gpu.usd_per_hour.value_or(-1);
   if (price < 0) return;
   c.priced = true;
+  if (r.usd_per_gpu_hour < 0) {
+    c.supply = r.gpu.supply;
+    c.offer = r.gpu.offer;
+  }
   c.usd_per_gpu_hour = price;
   c.usd_per_hour = price * D(r.parallel.gpus);
   double tokens_per_s = 0;
@@ -79,7 +84,8 @@ void AddCost(const Request& r, Estimate* e) {
       "price per GPU-hour x gpus",
       {{"usd_per_gpu_hour", price}},
       {r.usd_per_gpu_hour >= 0 ? "the request's price"
-                               : "the catalog's indicative on-demand price"}};
+                               : "the lowest rental the catalog lists in the market " + c.market +
+                                     ", converted at its exchange rate (cost/offer names it)"}};
   e->explain["/cost/usd_per_million_tokens"] = {
       e->has_training
           ? "usd_per_hour / (training tokens per hour) x 10^6"

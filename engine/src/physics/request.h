@@ -81,6 +81,7 @@ struct Request {
   RuntimeOptions runtime;
   Constraints constraints;
   double usd_per_gpu_hour = -1;    ///< price override (request's pricing); < 0 = the card's
+  MarketChoice market;             ///< pricing.market: whose offers price the cards
   CalibrationFactors calibration;  ///< from a measured run (calibrate); all 1 = none
   const StackProfile* framework = nullptr;  ///< the request's `framework`; null = none named
   TrainingOverrides training;               ///< the request's own policy settings

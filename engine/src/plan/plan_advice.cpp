@@ -58,15 +58,15 @@ std::optional<Lever> BiggerCard(const Request& setup, int64_t count,
 }
 
 // Whether the smaller setup, once a lever slowing it by `time_factor` makes it fit, still
-// answers the request: its wall-clock time with interruptions within the deadline (the
-// search's own rule) and its cost within the budget.
+// answers the request: its wall-clock time with interruptions, at the upper end of its likely
+// range, within the deadline (the search's own rule) and its cost within the budget.
 bool MeetsConstraints(const Request& base, const Request& setup, double time_factor) {
   const Constraints& k = base.constraints;
   if (k.deadline_s <= 0 && k.budget_usd <= 0) return true;
   const ParamCounts c = CountParams(setup.model);
   const TrainingPerf t = EstimateTraining(setup, c);
   const double factor = time_factor > 0 ? time_factor : 1;
-  const double wall = WallClockSeconds(setup, c, t) * factor;
+  const double wall = DeadlineSeconds(setup, c, t, TimeBandHigh(base)) * factor;
   if (k.deadline_s > 0 && wall > k.deadline_s) return false;
   const double price = PricePerGpuHour(setup);
   return k.budget_usd <= 0 ||

@@ -76,15 +76,26 @@ PlanRejection ServingRejection(const Request& base, const GpuSpec& g, const Card
 PlanRejection DeadlineRejection(const Request& base, const GpuSpec& g, const CardSearch& cs) {
   const double deadline = base.constraints.deadline_s;
   const std::string fastest =
-      Say("the fastest setup that fits, %lld cards, takes %s with its expected interruptions "
-          "against a deadline of %s",
-          static_cast<long long>(cs.fastest_fit_count), Duration(cs.fastest_fit_s).c_str(),
-          Duration(deadline).c_str());
+      Say("the fastest setup that fits, %lld cards, takes %s with its expected interruptions, "
+          "up to %s at the upper end of its likely range, against a deadline of %s",
+          static_cast<long long>(cs.fastest_fit_count), Duration(cs.fastest_fit_central_s).c_str(),
+          Duration(cs.fastest_fit_s).c_str(), Duration(deadline).c_str());
   const double batch = D(base.workload.global_batch);
   std::map<std::string, double> params = {{"fastest_s", cs.fastest_fit_s},
+                                          {"fastest_central_s", cs.fastest_fit_central_s},
                                           {"count", D(cs.fastest_fit_count)},
                                           {"deadline_s", deadline},
                                           {"global_batch", batch}};
+  // Met at the central estimate, missed at the band's upper end: the plan a lead would sign
+  // is the one that clears the range, and no count of this card within max_gpus does.
+  if (cs.met_deadline_central) {
+    params["max_gpus"] = D(MaxGpus(base));
+    return {g.id, "likely_range_crosses_deadline",
+            Say("the central estimate meets the deadline, but no setup within max_gpus %.0f "
+                "does at the upper end of its likely range: %s",
+                D(MaxGpus(base)), fastest.c_str()),
+            params, "/constraints/max_gpus"};
+  }
   // Even with no loss at all, the deadline needs the compute of this many cards.
   const double needed = std::ceil(cs.one_gpu_bound_s / deadline);
   params["cards_needed_at_least"] = needed;
@@ -145,8 +156,8 @@ Wording Words(Ranking ranking, bool serving, bool second_tier, bool offline) {
   switch (ranking) {
     case Ranking::kFewestMeetingDeadline:
       return {"fewest_cards_meeting_deadline",
-              "the fewest of this card that finish within the deadline of %s (cards ranked by "
-              "the run's cost): %s"};
+              "the fewest of this card that finish within the deadline of %s at the upper end "
+              "of their likely range (cards ranked by the run's cost): %s"};
     case Ranking::kFastestAboveKnee:
       return second_tier ? Wording{"fewest_cards_below_knee",
                                    "no setup keeps scaling efficiency above %s: the fewest "
@@ -221,6 +232,25 @@ void Label(const Request& base, Ranking ranking, PlanChoice* choice) {
   if (online_priced) first = Say("%lld", static_cast<long long>(base.workload.concurrency));
   choice->rank_reason = first.empty() ? Say(w.pattern, setup.c_str(), "")
                                       : Say(w.pattern, first.c_str(), setup.c_str());
+  // A card the buyer's market does not sell, or one at its end of life, says so first: the
+  // rows before it are the ones a buyer there can sign.
+  const GpuSpec& g = choice->request.gpu;
+  const int tier = SupplyTier(g);
+  if (tier == 2) {
+    choice->rank_code = "not_sold_in_market";
+    choice->rank_reason =
+        Say("not sold in the %s market (%s): ranked after every card sold there: %s",
+            base.market.market.c_str(),
+            g.market_status == MarketStatus::kOtherMarketSku
+                ? "an export SKU of another market"
+                : "restricted from sale there, and no offer there",
+            setup.c_str());
+  } else if (tier == 1) {
+    choice->rank_code = "end_of_life_after_current";
+    choice->rank_reason = Say("end of life since %s (%s): ranked after current cards: %s",
+                              g.supply->end_of_life_since.c_str(),
+                              g.supply->end_of_life_reason.c_str(), setup.c_str());
+  }
 }
 
 }  // namespace gpuplan::plan_search

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/units.h"
+#include "physics/error_bands.h"
 #include "physics/reliability.h"
 #include "plan/batch_defaults.h"
 #include "plan/search.h"
@@ -25,6 +26,11 @@ double PricePerGpuHour(const Request& q) {
 
 double WallClockSeconds(const Request& q, const ParamCounts& c, const TrainingPerf& t) {
   return t.time_s + EstimateReliability(q, c, t).expected_lost_s;
+}
+
+double TimeBandHigh(const Request& r) {
+  const ErrorBand* b = BandFor("training", r.framework != nullptr ? r.framework->id : "");
+  return b != nullptr ? std::max(1.0, b->high) : 1.0;
 }
 
 void Track(CardSearch* cs, const Request& q, const FitCheck& f) {
@@ -120,11 +126,20 @@ void AddFewestCards(const Request& base, const GpuSpec& g, const ParamCounts& c,
 // of it that meet the deadline; across cards the fewest-cards rule would put 64 cards of one
 // class at $1.3M before 128 of another at $0.9M that also finish sooner, so cards are ranked
 // by the run's cost (priced first), then count, then time. Otherwise as within a card.
+// Every ranking leads with the card's supply tier (SupplyTier).
 std::vector<double> AcrossCards(Ranking ranking, const PlanChoice& c) {
-  if (ranking != Ranking::kFewestMeetingDeadline) return c.key;
+  std::vector<double> key = {D(plan_search::SupplyTier(c.request.gpu))};
+  if (ranking != Ranking::kFewestMeetingDeadline) {
+    key.insert(key.end(), c.key.begin(), c.key.end());
+    return key;
+  }
   const double usd = c.figures.usd_total;
-  if (usd < 0) return {1, D(c.count), c.figures.time_s};
-  return {0, usd, D(c.count), c.figures.time_s};
+  if (usd < 0) {
+    key.insert(key.end(), {1, D(c.count), c.figures.time_s});
+  } else {
+    key.insert(key.end(), {0, usd, D(c.count), c.figures.time_s});
+  }
+  return key;
 }
 
 // The indices 0..n-1 ordered by `before`, stable: a bottom-up merge sort.

@@ -28,15 +28,39 @@ inline bool Better(const std::vector<double>& a, const std::vector<double>& b) {
 /// The card's price per GPU-hour (the request's override first); negative when unpriced.
 double PricePerGpuHour(const Request& q);
 
+/// Whether a buyer in the request's market can have the card, as a rank before any other key:
+/// 0 sold there (priced or not), 1 sold there but end of life, 2 not sold there (another
+/// market's export SKU, or restricted from this market with no offer in it). Whatever else
+/// the ranking weighs, a card a buyer cannot get never leads one they can.
+inline int SupplyTier(const GpuSpec& g) {
+  if (g.market_status == MarketStatus::kOtherMarketSku ||
+      g.market_status == MarketStatus::kRestricted) {
+    return 2;
+  }
+  return g.EndOfLife() ? 1 : 0;
+}
+
 /// The count limit: constraints.max_gpus, 64 when none is given.
 inline int64_t MaxGpus(const Request& r) {
   return r.constraints.max_gpus > 0 ? r.constraints.max_gpus : 64;
 }
 
-/// A run's wall-clock time, the rule a deadline is judged by: its time plus what its expected
-/// interruptions cost (MISSION M15: rework since the last checkpoint, restarts, checkpoint
-/// writes).
+/// A run's wall-clock time: its time plus what its expected interruptions cost (MISSION M15:
+/// rework since the last checkpoint, restarts, checkpoint writes).
 double WallClockSeconds(const Request& q, const ParamCounts& c, const TrainingPerf& t);
+
+/// The upper end of the training-time band for the request's stack, as a factor on the
+/// estimate (error_bands.h: the 95th percentile of estimated / measured over the validation
+/// suite; at least 1).
+double TimeBandHigh(const Request& r);
+
+/// The rule a deadline is judged by: the wall-clock time with the run at the upper end of its
+/// likely range, time x band_high, plus its expected interruptions. A plan that meets the
+/// deadline only at the central estimate is the one most likely to be late.
+inline double DeadlineSeconds(const Request& q, const ParamCounts& c, const TrainingPerf& t,
+                              double band_high) {
+  return WallClockSeconds(q, c, t) + t.time_s * (band_high - 1);
+}
 
 /// The smallest need among the setups of one count that do not fit.
 struct Miss {
@@ -63,8 +87,10 @@ struct CardSearch {
   std::optional<Request> closest;
   KeptMisses kept;              ///< what outlives the search, for the almost-fit advice
   bool fit_any = false;         ///< some setup fits in memory (then a constraint rejected it)
-  double fastest_fit_s = kInf;  ///< training: the fastest setup that fits
+  double fastest_fit_s = kInf;  ///< training: the fastest setup that fits, at its band's upper end
+  double fastest_fit_central_s = kInf;  ///< the same setup's central wall-clock time
   int64_t fastest_fit_count = 0;
+  bool met_deadline_central = false;   ///< some setup that fits meets it at the central estimate
   double cheapest_in_time_usd = kInf;  ///< training: cheapest that fits and meets the deadline
   bool met_deadline = false;           ///< some setup that fits meets the deadline
   int64_t batch_blocked_count = 0;     ///< largest count the global batch cannot spread over

@@ -194,8 +194,9 @@ struct Search {
   double WorkOf(Recompute rc) const {
     return rc == work[0].first ? work[0].second : work[1].second;
   }
-  double price = -1;  ///< per GPU-hour; negative when unpriced
-  Pipeline pipeline;  ///< the request's schedule, whatever the layout
+  double price = -1;     ///< per GPU-hour; negative when unpriced
+  double band_high = 1;  ///< TimeBandHigh of the request: the deadline's confidence
+  Pipeline pipeline;     ///< the request's schedule, whatever the layout
 
   /// Whether no setup of n cards computing `flops` can beat the best found. Its run takes at
   /// least flops / (n x achieved peak) x (1 + fill slots / micro-batches): EstimateTraining's
@@ -324,12 +325,16 @@ void Search::Consider(int64_t n, const TrainingSetup& s, bool* stop_micro_batche
   cs->fit_any = true;
   if (cs->kept.first_fit_count == 0 || n < cs->kept.first_fit_count) cs->kept.first_fit_count = n;
   const Constraints& k = base.constraints;
-  // A deadline is met by the wall-clock time, interruptions included.
-  const double wall = k.deadline_s > 0 ? WallClockSeconds(q, c, t) : t.time_s;
+  // A deadline is met by the wall-clock time, interruptions included, with the run at the
+  // upper end of its likely range (DeadlineSeconds).
+  const double central = k.deadline_s > 0 ? WallClockSeconds(q, c, t) : t.time_s;
+  const double wall = k.deadline_s > 0 ? central + t.time_s * (band_high - 1) : t.time_s;
   if (wall < cs->fastest_fit_s) {
     cs->fastest_fit_s = wall;
+    cs->fastest_fit_central_s = central;
     cs->fastest_fit_count = n;
   }
+  if (k.deadline_s > 0 && central <= k.deadline_s) cs->met_deadline_central = true;
   if (k.deadline_s > 0 && wall > k.deadline_s) return;
   cs->met_deadline = true;
   cs->cheapest_in_time_usd = std::min(cs->cheapest_in_time_usd, cost);
@@ -455,6 +460,7 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
   Search s(request, c, opt, ranking, &cs, earlier);
   s.q.gpu = g;
   s.price = PricePerGpuHour(s.q);
+  s.band_high = TimeBandHigh(request);
   s.pipeline = TrainingPolicyOf(request).pipeline;
   s.q.parallel = Parallel{};
   {

@@ -2,7 +2,10 @@
 #include "plan/wait_or_switch.h"
 
 #include <cstdio>
+#include <limits>
 #include <string>
+
+#include "plan/search.h"
 
 namespace gpuplan {
 namespace {
@@ -23,6 +26,7 @@ std::string Days(double s) {
 WaitOrSwitch DecideWaitOrSwitch(const Request& base, const PlanResult& plan) {
   WaitOrSwitch out;
   if (!base.workload.IsTraining() || plan.recommendations.empty()) return out;
+  const double band_high = plan_search::TimeBandHigh(base);
   for (const PlanChoice& c : plan.recommendations) {
     const Estimate e = EstimateSetup(c.request, /*with_levers=*/false);
     WaitOption o;
@@ -32,8 +36,11 @@ WaitOrSwitch DecideWaitOrSwitch(const Request& base, const PlanResult& plan) {
     o.wait_s = wait == base.constraints.wait_s.end() ? 0 : wait->second;
     o.run_s = e.training.time_s;
     o.finish_s = o.wait_s + o.run_s;
+    o.finish_high_s = o.wait_s + o.run_s * band_high;
     o.usd_total = e.cost.priced ? e.cost.usd_total : -1;
-    o.misses_deadline = base.constraints.deadline_s > 0 && o.finish_s > base.constraints.deadline_s;
+    // The plan's own rule: a deadline is met at the upper end of the run's likely range.
+    o.misses_deadline =
+        base.constraints.deadline_s > 0 && o.finish_high_s > base.constraints.deadline_s;
     out.options.push_back(o);
   }
   const WaitOption& best = out.options.front();
@@ -51,6 +58,51 @@ WaitOrSwitch DecideWaitOrSwitch(const Request& base, const PlanResult& plan) {
     o.break_even_tokens = crossing > 0 ? crossing : 0;
   }
   const WaitOption& first = out.options[out.first_finisher];
+  out.chosen = out.first_finisher;
+  // Under a deadline, finishing sooner than needed is worth nothing by itself: the cheapest
+  // option that meets the deadline and the budget leads, and the verdict prices the switch.
+  const Constraints& k = base.constraints;
+  if (k.deadline_s > 0) {
+    size_t pick = out.options.size();
+    const auto dearer = [](const WaitOption& a, const WaitOption& b) {
+      const double ua = a.usd_total >= 0 ? a.usd_total : std::numeric_limits<double>::infinity();
+      const double ub = b.usd_total >= 0 ? b.usd_total : std::numeric_limits<double>::infinity();
+      return ua != ub ? ua > ub : a.finish_s > b.finish_s;
+    };
+    for (size_t i = 0; i < out.options.size(); ++i) {
+      const WaitOption& o = out.options[i];
+      if (o.misses_deadline ||
+          (k.budget_usd > 0 && !(o.usd_total >= 0 && o.usd_total <= k.budget_usd))) {
+        continue;
+      }
+      if (pick == out.options.size() || dearer(out.options[pick], o)) pick = i;
+    }
+    if (pick < out.options.size() && pick != out.first_finisher) {
+      const WaitOption& p = out.options[pick];
+      out.chosen = pick;
+      const bool priced = p.usd_total >= 0 && first.usd_total >= 0;
+      std::string why =
+          (p.wait_s > 0 ? "take " + p.gpu_id + " after its " + Days(p.wait_s) + " queue"
+                        : "start now on " + p.gpu_id) +
+          ": it meets the deadline at the upper end of its likely range, finishing in " +
+          Days(p.finish_s);
+      if (priced) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, " for $%.0f; %s would finish %s sooner for $%.0f more",
+                      p.usd_total, first.gpu_id.c_str(), Days(p.finish_s - first.finish_s).c_str(),
+                      first.usd_total - p.usd_total);
+        why += buf;
+      }
+      out.verdict = Note{"cheapest_meeting_deadline",
+                         {{"finish_s", p.finish_s},
+                          {"usd_total", p.usd_total},
+                          {"first_finish_s", first.finish_s},
+                          {"saved_s", p.finish_s - first.finish_s},
+                          {"extra_usd", priced ? first.usd_total - p.usd_total : -1}},
+                         why};
+      return out;
+    }
+  }
   if (out.first_finisher == 0) {
     out.verdict =
         best.wait_s <= 0

@@ -2,6 +2,7 @@
 #include "stacks/policy.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 
 #include "core/units.h"
@@ -82,6 +83,74 @@ std::vector<std::string> StackProfile::Sources() const {
   std::copy_if(sources.begin(), sources.end(), std::back_inserter(out),
                [](const char* s) { return s != nullptr; });
   return out;
+}
+
+uint8_t BackendOf(const GpuSpec& g) {
+  if (g.vendor == "nvidia") return kCuda;
+  if (g.vendor == "amd") return kRocm;
+  if (g.vendor == "huawei") return kAscend;
+  if (g.vendor == "intel") return g.generation.rfind("gaudi", 0) == 0 ? kGaudi : kXpu;
+  return 0;
+}
+
+std::string SupportProblem(const StackSupport& s, const char* name, const GpuSpec& g,
+                           const std::string& version) {
+  // Called for every setup a search checks: strings are made only for a refusal.
+  const uint8_t b = BackendOf(g);
+  const bool earlier = s.min_cuda_cc_since != nullptr && !version.empty() &&
+                       VersionBelow(version, s.min_cuda_cc_since);
+  const auto who = [&] {
+    return std::string(name) + " " +
+           (!version.empty() ? version : std::string(*s.version != 0 ? s.version : ""));
+  };
+  const double min_cc = earlier ? s.earlier_min_cuda_cc : s.min_cuda_cc;
+  if (b != 0 && (s.backends & b) == 0) {
+    const char* platform = b == kCuda     ? "CUDA"
+                           : b == kRocm   ? "ROCm"
+                           : b == kGaudi  ? "Intel Gaudi"
+                           : b == kAscend ? "Huawei Ascend"
+                                          : "Intel GPU (oneAPI)";
+    return who() + " has no " + platform + " build: it does not run on " + g.name;
+  }
+  if (b == kCuda && min_cc > 0 && g.compute_capability > 0 &&
+      g.compute_capability < min_cc - 1e-9) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, " needs CUDA compute capability %.1f or newer; %s has %.1f",
+                  min_cc, g.name.c_str(), g.compute_capability);
+    return who() + buf;
+  }
+  if (b == kRocm && s.rocm_generations[0] != nullptr) {
+    for (const char* gen : s.rocm_generations) {
+      if (gen != nullptr && g.generation == gen) return "";
+    }
+    std::string list;
+    for (const char* gen : s.rocm_generations) {
+      if (gen != nullptr) list += (list.empty() ? "" : ", ") + std::string(gen);
+    }
+    return who() + "'s ROCm build supports " + list + " cards; " + g.name + " is " + g.generation;
+  }
+  return "";
+}
+
+const StackSupport& BitsandbytesSupport() {
+  static const StackSupport s = [] {
+    StackSupport b;
+    b.backends = kCuda | kRocm | kGaudi | kXpu;
+    b.min_cuda_cc = 6.0;
+    b.version = "0.50";
+    b.rocm_note_code = "bitsandbytes_rocm_from_0_50";
+    b.rocm_note =
+        "bitsandbytes runs on ROCm officially from 0.50 (ROCm wheels since 0.49; the 4-bit "
+        "path for CDNA was completed in 0.50.0): pin bitsandbytes>=0.50";
+    b.plugin_note_code = "bitsandbytes_gaudi_from_0_48";
+    b.plugin_note = "bitsandbytes lists Intel Gaudi as supported from 0.48.1";
+    b.source =
+        "bitsandbytes installation docs v0.50.0 and v0.48.1 (huggingface.co/docs/bitsandbytes): "
+        "CUDA compute capability 6.0+ for NF4/FP4 and the 8-bit optimizers (Maxwell dropped in "
+        "0.49.0, PR #1806), AMD ROCm, Intel XPU and Gaudi; no Ascend backend";
+    return b;
+  }();
+  return s;
 }
 
 const StackProfile& PlainPytorch() {

@@ -284,6 +284,47 @@ ServingDefaults DefaultsOn(const ServingPolicy& s, const GpuSpec& g, const Paral
 // ---- The bundle --------------------------------------------------------------------------
 
 /// A project's policies, by the request's `framework` id, with where each value comes from.
+/// The software platforms a card runs on (GpuBackend) and a stack's builds support.
+enum Backend : uint8_t {
+  kCuda = 1,
+  kRocm = 2,
+  kGaudi = 4,   ///< Intel Gaudi (HPU)
+  kAscend = 8,  ///< Huawei Ascend (CANN)
+  kXpu = 16,    ///< Intel data-centre and Arc GPUs (oneAPI)
+  kAllBackends = 31,
+};
+
+/// A card's platform, from its vendor and generation; 0 where none of the above (Apple's Metal
+/// is the inference_only flag's).
+uint8_t BackendOf(const GpuSpec& g);
+
+/// Where a stack (or a library the workload needs, such as bitsandbytes) runs, from its own
+/// docs and build files: checked against the card before anything is estimated (CardProblem).
+/// Only what a source states is refused; a platform no source speaks of is allowed.
+struct StackSupport {
+  uint8_t backends = kAllBackends;  ///< platforms it has a build for
+  double min_cuda_cc = 0;           ///< the lowest CUDA compute capability its builds run on
+  /// Releases before `min_cuda_cc_since` ran on older cards: down to `earlier_min_cuda_cc`.
+  const char* min_cuda_cc_since = nullptr;
+  double earlier_min_cuda_cc = 0;
+  /// The AMD generations its ROCm build supports (catalog `generation`); none listed: all.
+  std::array<const char*, 6> rocm_generations{};
+  const char* version = "";  ///< the release the facts were read from
+  /// A caveat for AMD cards where ROCm support is recent or partial (a warning, not a refusal):
+  /// its code (the page words it) and its English.
+  const char* rocm_note_code = nullptr;
+  const char* rocm_note = nullptr;
+  /// A caveat for Gaudi and Ascend, where the stack runs as a vendor's plugin or fork.
+  const char* plugin_note_code = nullptr;
+  const char* plugin_note = nullptr;
+  const char* source = "";
+};
+
+/// Why `s` (named `name`, at release `version`, "" = current) cannot run on `g`, or "" when
+/// it can.
+std::string SupportProblem(const StackSupport& s, const char* name, const GpuSpec& g,
+                           const std::string& version = "");
+
 struct StackProfile {
   const char* id = "";    ///< the request's `framework` ("vllm", "pytorch_fsdp", ...); "" = none
   const char* name = "";  ///< as its project writes it
@@ -292,6 +333,7 @@ struct StackProfile {
   /// card (GpuSpec::inference_only: Apple silicon, Metal). False for llama.cpp, whose Metal
   /// backend is the same program, and for plain PyTorch (MPS).
   bool needs_cuda_or_rocm = false;
+  StackSupport support;
   TrainingPolicy training;
   StackLayouts layouts;
   ServingPolicy engine;
@@ -299,6 +341,9 @@ struct StackProfile {
   /// The sources as a list.
   std::vector<std::string> Sources() const;
 };
+
+/// bitsandbytes, which runs QLoRA's 4-bit base and the 8-bit optimizers.
+const StackSupport& BitsandbytesSupport();
 
 /// Plain PyTorch: the policies' defaults, used when a request names no framework.
 const StackProfile& PlainPytorch();

@@ -33,6 +33,21 @@ StackProfile Vllm() {
   // memory policy are not these (docs/getting_started/installation/cpu.apple.inc.md).
   f.needs_cuda_or_rocm = true;
   f.name = "vLLM";
+  f.support.backends = kAllBackends;
+  f.support.min_cuda_cc = 7.5;
+  f.support.min_cuda_cc_since = "0.20.0";
+  f.support.earlier_min_cuda_cc = 7.0;
+  f.support.rocm_generations = {"cdna2", "cdna3", "cdna4", "rdna3", "rdna4"};
+  f.support.version = "0.20+";
+  f.support.plugin_note_code = "vllm_vendor_plugin";
+  f.support.plugin_note =
+      "vLLM runs on Intel Gaudi through the vllm-gaudi plugin and on Huawei Ascend through "
+      "vllm-ascend, each with its own releases and kernels";
+  f.support.source =
+      "vLLM installation docs (docs.vllm.ai, GPU: compute capability 7.5 or higher; 7.0 until "
+      "the default wheels moved to CUDA 13 in v0.20.0); ROCm 6.3+: MI200 (gfx90a), MI300/MI325X "
+      "(gfx942), MI350/MI355X (gfx950), Radeon RX 7900 (gfx1100/1101) and RX 9000 "
+      "(gfx1200/1201); the V0 engine was removed in v0.11.0";
   f.serving = true;
   f.engine.kv_budget = KvBudget::kShareOfCard;
   f.engine.memory_fraction = 0.92;
@@ -76,6 +91,15 @@ StackProfile Sglang() {
   // CUDA and ROCm kernels (sgl-kernel, FlashInfer): no Metal build.
   f.needs_cuda_or_rocm = true;
   f.name = "SGLang";
+  f.support.backends = kCuda | kRocm | kAscend | kXpu;
+  f.support.min_cuda_cc = 8.0;
+  f.support.rocm_generations = {"cdna3", "cdna4"};
+  f.support.version = "0.5";
+  f.support.source =
+      "SGLang hardware platforms docs (docs.sglang.io): NVIDIA, AMD Instinct MI300X/MI325X/"
+      "MI350X/MI355X, Ascend NPU, Intel XPU; sgl-kernel is built for sm80 and newer (the sm75 "
+      "end-of-life RFC, sglang issue #6006; 'no kernel image' on T4 and RTX 2080 with 2026 "
+      "wheels)";
   f.serving = true;
   f.engine.kv_budget = KvBudget::kCardMinusReserve;
   f.engine.reserve = {512 * kMiB, 1.5 * kMiB, 2048, 2 * kMiB, kGiB / 8, 10 * kGiB, 60e9};
@@ -101,6 +125,12 @@ StackProfile TensorRtLlm() {
   // NVIDIA GPUs only: TensorRT engines are CUDA.
   f.needs_cuda_or_rocm = true;
   f.name = "TensorRT-LLM";
+  f.support.backends = kCuda;
+  f.support.min_cuda_cc = 8.0;
+  f.support.version = "1.x";
+  f.support.source =
+      "TensorRT-LLM supported hardware (nvidia.github.io/TensorRT-LLM/supported-hardware): "
+      "Blackwell, Hopper, Ada, Ampere; Volta support removed after 0.14.0 (PR #2389)";
   f.serving = true;
   f.engine.kv_budget = KvBudget::kShareOfFree;
   f.engine.memory_fraction = 0.9;
@@ -116,6 +146,12 @@ StackProfile LlamaCpp() {
   StackProfile f;
   f.id = "llama_cpp";
   f.name = "llama.cpp";
+  f.support.min_cuda_cc = 5.0;
+  f.support.backends = kCuda | kRocm | kAscend | kXpu;
+  f.support.source =
+      "llama.cpp README backends (CUDA, HIP, Metal, Vulkan, SYCL, CANN, MUSA) and "
+      "ggml/src/ggml-cuda/CMakeLists.txt: CUDA builds for compute capability 5.0 and newer "
+      "with CUDA 12 toolkits (7.5 with CUDA 13)";
   f.serving = true;
   f.engine.kv_budget = KvBudget::kAsNeeded;
   f.engine.caps = {{{kUnbounded, 512, 0}}};
@@ -148,6 +184,10 @@ StackProfile PytorchFsdp() {
   StackProfile f;
   f.id = "pytorch_fsdp";
   f.name = "PyTorch FSDP";
+  f.support.source =
+      "runs wherever the installed PyTorch build runs (torch.distributed: NCCL on CUDA and "
+      "ROCm, XCCL on Intel GPUs); PyTorch 2.11+ default wheels need compute capability 7.5, the "
+      "cu126 wheels still cover 5.0-9.0 (pytorch issue #172352)";
   f.layouts.default_zero = 3;
   f.training.gather.unsharded_under_pp = true;
   f.sources = {
@@ -170,6 +210,9 @@ StackProfile DeepSpeed() {
   StackProfile f;
   f.id = "deepspeed";
   f.name = "DeepSpeed ZeRO";
+  f.support.source =
+      "DeepSpeed accelerator setup guide (deepspeed.ai): CUDA, ROCm, Intel XPU, Intel Gaudi "
+      "(HabanaAI's DeepSpeed fork), Ascend NPU";
   f.layouts.model_parallel = false;
   f.training.buckets.bucket_elements = 5e8;
   f.training.gather.prefetch_elements = 5e7;
@@ -194,6 +237,19 @@ StackProfile Megatron() {
   StackProfile f;
   f.id = "megatron";
   f.name = "Megatron-LM";
+  f.support.backends = kCuda | kRocm;
+  f.support.min_cuda_cc = 8.0;
+  f.support.rocm_generations = {"cdna3", "cdna4"};
+  f.support.version = "Core 0.19";
+  f.support.rocm_note_code = "megatron_rocm_fork";
+  f.support.rocm_note =
+      "Megatron-LM on AMD runs as AMD's Primus / ROCm fork (rocm/primus images), not NVIDIA's "
+      "release";
+  f.support.source =
+      "Megatron Core install docs 0.19.0 (docs.nvidia.com/megatron-core): Turing or later, FP8 "
+      "on Hopper, Ada or Blackwell; its default Transformer Engine path needs compute "
+      "capability 8.0 for bf16 (TE support_matrix); AMD Primus docs: MI300X, MI325X, MI350X, "
+      "MI355X";
   f.layouts.max_zero = 1;
   f.training.fp32_grad_accumulation = true;
   f.training.buckets.copy_for_allreduce = false;
