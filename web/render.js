@@ -531,7 +531,12 @@ export function renderDetail(section, rec) {
       el('span', { className: 'chart-value' }, fmt.gib(bytes))));
   }
   const levers = section.querySelector('#levers');
-  levers.replaceChildren(...(e.levers ?? []).map((l) => leverLine(l, Boolean(e.performance.training))));
+  const training = Boolean(e.performance.training);
+  // Where no single lever fits, the engine's combinations of two or three that do.
+  const combos = (e.lever_combinations ?? []).map((c) => el('li', { dataset: { code: 'combination', fits: 'true' } },
+    t('lever_together', c.levers.map((l) => leverName(l)).join(' + '), fmt.gib(c.total_with_headroom_bytes),
+      leverTime(c, training) || t('lever_time_unknown'))));
+  levers.replaceChildren(...(e.levers ?? []).map((l) => leverLine(l, training)), ...combos);
   levers.parentElement.hidden = !levers.children.length;
   const explain = section.querySelector('#explain');
   explain.replaceChildren();

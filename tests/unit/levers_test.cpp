@@ -3,6 +3,10 @@
 // the same estimate the user gets by making that change.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "test_util.h"
 
 namespace gpuplan {
@@ -60,3 +64,48 @@ TEST(Levers, InferenceOffersKvAndWeightFormats) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan::testing {
+namespace {
+
+TEST(LeverCombinations, WhereNoSingleLeverFitsTwoOrThreeTogetherDo) {
+  // Llama 3.1 8B fully fine-tuned on one RTX 5090 32GB: 8,030,261,248 bf16 weights are
+  // 16,060,522,496 B = 14.96 GiB, and mixed-precision AdamW adds 16 bytes a parameter, so no
+  // single change fits. Paged 8-bit AdamW (the moments leave the GPU's allocator), stepping in
+  // backward (one gradient alive at a time) and full recomputation together do: the recipe
+  // people run, above the weights' 14.96 x 1.2 = 17.95 GiB with headroom, under 32 GiB.
+  const Json r =
+      Result({{"model", {{"preset", "llama-3.1-8b"}}},
+              {"workload", {{"kind", "full_finetune"}, {"micro_batch", 1}, {"seq_len", 2048}}},
+              {"gpu", "rtx-5090-32gb"}});
+  ASSERT_FALSE(r["memory"]["fits"].get<bool>());
+  for (const Json& l : r["levers"]) EXPECT_FALSE(l["fits"].get<bool>()) << l["code"];
+  ASSERT_FALSE(r["lever_combinations"].empty());
+  bool recipe = false;
+  bool job_changed_seen = false;
+  for (const Json& c : r["lever_combinations"]) {
+    std::vector<std::string> codes;
+    bool changes_job = false;
+    for (const Json& l : c["levers"]) {
+      codes.push_back(l["code"]);
+      changes_job = changes_job || l["change"]["path"] == "/workload/kind";
+    }
+    EXPECT_FALSE(job_changed_seen && !changes_job)
+        << "a combination that keeps the job comes first";
+    job_changed_seen = job_changed_seen || changes_job;
+    EXPECT_LE(c["total_with_headroom_bytes"].get<double>(), 32.0 * 1073741824.0);
+    std::sort(codes.begin(), codes.end());
+    if (codes ==
+        std::vector<std::string>{"full_recompute", "optimizer_in_backward", "paged_adamw_8bit"}) {
+      recipe = true;
+      EXPECT_GT(c["total_with_headroom_bytes"].get<double>(), 17.95 * 1073741824.0);
+      EXPECT_GT(c["time_factor"].get<double>(), 1.0);  // recomputation costs time
+    }
+  }
+  EXPECT_TRUE(recipe);
+  const std::string why = r["infeasible"][0]["message"];
+  EXPECT_NE(why.find("no single change fits, but together"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace gpuplan::testing

@@ -1052,6 +1052,8 @@ test('a framework profile: same plan as the CLI, its KV pool in the detail view,
   const cli = cliPlan(text);
   assertMatchesCli(rows, cli, request);
   await page.click(`#results tbody tr[data-gpu="${rows[0].gpu}"] button.detail`);
+  // The formulas come with the full estimate of the setup, which the detail asks for.
+  await page.waitForSelector('#detail[data-full="true"]');
   const fw = cli.recommendations[0].estimate.framework;
   const line = await page.textContent('#detail-framework');
   // The plan's answer carries six significant digits (docs/contract.md, lean answers); the

@@ -39,6 +39,26 @@ Json Levers(const std::vector<Lever>& levers) {
   return out;
 }
 
+// Levers applied together, each with its change; the figures are the combination's.
+Json LeverCombinationsJson(const std::vector<LeverCombination>& combos) {
+  Json out = Json::array();
+  for (const auto& c : combos) {
+    Json levers = Json::array();
+    for (const Lever& l : c.levers) {
+      levers.push_back({{"code", l.code},
+                        {"change", {{"path", l.path}, {"value", ParseValue(l.value)}}},
+                        {"cost", l.cost}});
+    }
+    out.push_back({{"levers", levers},
+                   {"total_bytes", Bytes(c.total_bytes)},
+                   {"total_with_headroom_bytes", Bytes(c.total_with_headroom_bytes)},
+                   {"saved_bytes", Bytes(c.saved_bytes)},
+                   {"fits", true},
+                   {"time_factor", c.time_factor}});
+  }
+  return out;
+}
+
 std::string AttentionKind(const ModelSpec& m) {
   if (m.IsMla()) return "mla";
   if (m.kv_heads == 1 && m.heads > 1) return "mqa";
@@ -293,6 +313,7 @@ Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnos
         {"nodes", e.power.nodes},
         {"nodes_per_rack", e.power.nodes_per_rack}}},
       {"levers", Levers(e.levers)},
+      {"lever_combinations", LeverCombinationsJson(e.lever_combinations)},
       {"diagnosis", DiagnosisJson(diagnosis)},
       {"calibration", {{"applied", r.calibration.Any()}, {"factors", FactorsJson(r.calibration)}}},
       {"framework", FrameworkJson(e.framework)},

@@ -3,15 +3,14 @@
 // `end_of_life`, and the legacy single `price`), and the catalog's exchange rates.
 #include "json/supply_io.h"
 
+#include <algorithm>
+
 namespace gpuplan::json_io {
 namespace {
 
 bool IsMarketId(const std::string& s) {
-  if (s.size() < 2 || s.size() > 12) return false;
-  for (char c : s) {
-    if (c < 'a' || c > 'z') return false;
-  }
-  return true;
+  return s.size() >= 2 && s.size() <= 12 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= 'a' && c <= 'z'; });
 }
 
 // YYYY-MM or YYYY-MM-DD: the date a price or a rule is stated for. By hand: std::regex
@@ -28,7 +27,7 @@ bool IsMonth(const std::string& s) {
 }
 
 std::string Market(Fields* f, const char* key, const ReadContext& ctx) {
-  const std::string m = f->String(key, 12).value_or("");
+  std::string m = f->String(key, 12).value_or("");
   if (f->Has(key) && !IsMarketId(m) && m != "any") {
     ctx.Error(
         "invalid_value", f->PathOf(key),
@@ -38,7 +37,7 @@ std::string Market(Fields* f, const char* key, const ReadContext& ctx) {
 }
 
 std::string Date(Fields* f, const char* key, const ReadContext& ctx, bool required) {
-  const std::string d = f->String(key, 10).value_or("");
+  std::string d = f->String(key, 10).value_or("");
   if (required && !f->Has(key)) {
     ctx.Error("missing_field", f->PathOf(key), "is required: the date the source states");
   } else if (f->Has(key) && !IsMonth(d)) {

@@ -233,6 +233,17 @@ Estimate EstimateSetup(const Request& r, bool with_levers, Description descripti
         e.infeasible[0].message += "; setting " + fix->path + " to " + fix->value + " fits (" +
                                    Gib(fix->total_with_headroom_bytes) +
                                    "), at a cost: " + fix->cost;
+      } else {
+        e.lever_combinations = LeverCombinations(r, e.total_bytes);
+        if (!e.lever_combinations.empty()) {
+          const LeverCombination& c = e.lever_combinations.front();
+          std::string changes;
+          for (const Lever& l : c.levers) {
+            changes += (changes.empty() ? "" : ", ") + l.path + " = " + l.value;
+          }
+          e.infeasible[0].message += "; no single change fits, but together " + changes + " do (" +
+                                     Gib(c.total_with_headroom_bytes) + ")";
+        }
       }
     }
   }

@@ -117,6 +117,8 @@ struct Estimate {
   std::vector<Note> warnings;
   std::map<std::string, Explanation> explain;  ///< keyed by the result's JSON pointer
   std::vector<Lever> levers;                   ///< memory-saving changes, best saving first
+  /// Where no single lever makes a setup that does not fit fit: two or three together.
+  std::vector<LeverCombination> lever_combinations;
 };
 
 /// The per-GPU memory of a setup and whether it fits, without performance, levers or

@@ -58,6 +58,30 @@ std::vector<Candidate> TrainingCandidates(const Request& r) {
                  "negligible time; the moments are block-quantised to 8 bits",
                  [](Request* q) { q->optimizer = Optimizer::kAdamW8bit; }});
   }
+  if (r.optimizer == Optimizer::kAdamW || r.optimizer == Optimizer::kAdam ||
+      r.optimizer == Optimizer::kAdamW8bit) {
+    c.push_back({"paged_adamw_8bit", "/optimizer", "\"paged_adamw_8bit\"",
+                 "8-bit moments in CUDA unified memory, paged to the host under pressure "
+                 "(bitsandbytes' paged optimizers): slower steps when they page",
+                 [](Request* q) { q->optimizer = Optimizer::kPagedAdamW8bit; }});
+  }
+  if (!t.optimizer_in_backward && w.kind != WorkloadKind::kLora && w.kind != WorkloadKind::kQlora) {
+    c.push_back(
+        {"optimizer_in_backward", "/memory_techniques/optimizer_in_backward", "true",
+         "each parameter is stepped as its gradient is ready (torchtune's optimizer-in-backward "
+         "option): no gradient accumulation over micro-batches",
+         [](Request* q) { q->techniques.optimizer_in_backward = true; }});
+  }
+  if (r.precision.master == MasterWeights::kFp32 && !w.IsPeft() &&
+      IsFloatTrainable(r.precision.weights)) {
+    c.push_back({"pure_bf16", "/precision/master_weights", "\"none\"",
+                 "no fp32 master copy: the weights and moments are stepped in bf16, and updates "
+                 "below bf16's resolution are lost",
+                 [](Request* q) {
+                   q->precision.master = MasterWeights::kNone;
+                   q->training.optimizer_states = StateDtype::kParam;
+                 }});
+  }
   if (!t.offload_optimizer && !t.offload_params) {
     c.push_back({"offload_optimizer", "/memory_techniques/offload", "\"optimizer\"",
                  "the optimizer step runs on the CPU and gradients cross PCIe every step (the "
@@ -124,6 +148,74 @@ double TimeOf(const Request& r) {
 }
 
 }  // namespace
+
+std::vector<LeverCombination> LeverCombinations(const Request& r, double base_total,
+                                                size_t at_most) {
+  std::vector<LeverCombination> out;
+  const auto candidates = r.workload.IsTraining() ? TrainingCandidates(r) : InferenceCandidates(r);
+  const size_t n = candidates.size();
+  if (n < 2) return out;
+  const ParamCounts params = CountParams(r.model);
+  const double base_time = TimeOf(r);
+  // Pairs, then triples: a combination whose subset already fits is not offered (it would only
+  // add cost), nor one that sets the same field twice.
+  std::vector<std::vector<size_t>> fitting;
+  const auto contains_fitting = [&fitting](const std::vector<size_t>& idx) {
+    return std::any_of(fitting.begin(), fitting.end(), [&idx](const std::vector<size_t>& f) {
+      return std::includes(idx.begin(), idx.end(), f.begin(), f.end());
+    });
+  };
+  const auto consider = [&](const std::vector<size_t>& idx) {
+    for (size_t a = 0; a < idx.size(); ++a) {
+      for (size_t b = a + 1; b < idx.size(); ++b) {
+        if (std::string(candidates[idx[a]].path) == candidates[idx[b]].path) return;
+      }
+    }
+    if (contains_fitting(idx)) return;
+    Request changed = r;
+    for (size_t i : idx) candidates[i].apply(&changed);
+    const FitCheck e = CheckFit(changed, params);
+    if (!e.fits) return;
+    fitting.push_back(idx);
+    LeverCombination combo;
+    bool timed = base_time > 0;
+    for (size_t i : idx) {
+      const Candidate& c = candidates[i];
+      combo.levers.push_back(Lever{c.code, c.path, c.value, 0, 0, 0, false, c.cost, 0});
+      timed = timed && std::string(c.code).rfind("offload", 0) != 0;
+    }
+    combo.total_bytes = e.total_bytes;
+    combo.total_with_headroom_bytes = e.total_with_headroom_bytes;
+    combo.saved_bytes = base_total - e.total_bytes;
+    combo.time_factor = timed ? TimeOf(changed) / base_time : 0;
+    out.push_back(std::move(combo));
+  };
+  for (size_t a = 0; a < n; ++a) {
+    for (size_t b = a + 1; b < n; ++b) consider({a, b});
+  }
+  if (at_most >= 3) {
+    for (size_t a = 0; a < n; ++a) {
+      for (size_t b = a + 1; b < n; ++b) {
+        for (size_t c = b + 1; c < n; ++c) consider({a, b, c});
+      }
+    }
+  }
+  // Those that keep the job (not LoRA in place of a full fine-tune) first; then cheapest in
+  // time (an unpriced one, 0, after every priced one), then fewer levers.
+  const auto changes_job = [](const LeverCombination& x) {
+    return std::any_of(x.levers.begin(), x.levers.end(),
+                       [](const Lever& l) { return l.path == "/workload/kind"; });
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const LeverCombination& x, const LeverCombination& y) {
+                     if (changes_job(x) != changes_job(y)) return !changes_job(x);
+                     const double tx = x.time_factor > 0 ? x.time_factor : 1e9;
+                     const double ty = y.time_factor > 0 ? y.time_factor : 1e9;
+                     return tx != ty ? tx < ty : x.levers.size() < y.levers.size();
+                   });
+  if (out.size() > 5) out.resize(5);
+  return out;
+}
 
 std::vector<Lever> MemoryLevers(const Request& r, double base_total) {
   std::vector<Lever> out;

@@ -25,4 +25,19 @@ struct Lever {
 /// best saving first. `base_total` is the request's own per-GPU total.
 std::vector<Lever> MemoryLevers(const Request& r, double base_total);
 
+/// Levers applied together: where no single one makes a setup fit, two or three may (a full
+/// fine-tune of 8B on 24 GB: paged 8-bit AdamW, full recomputation, no fp32 master).
+struct LeverCombination {
+  std::vector<Lever> levers;  ///< each with its code, path, value and cost in words
+  double total_bytes = 0;
+  double total_with_headroom_bytes = 0;
+  double saved_bytes = 0;
+  double time_factor = 0;  ///< all of them together; 0 where one is not in the time model
+};
+
+/// The combinations of two (and, with `at_most` 3, three) levers that make the request fit and
+/// none of whose subsets does, cheapest in time first, at most five.
+std::vector<LeverCombination> LeverCombinations(const Request& r, double base_total,
+                                                size_t at_most = 3);
+
 }  // namespace gpuplan

@@ -222,7 +222,8 @@ std::optional<Note> LeverForRejected(const PlanRejection& rejection, const CardS
   if (rejection.code != "exceeds_memory" || !cs.closest) return std::nullopt;
   const Request& q = *cs.closest;
   if (cs.closest_need > 1.3 * q.gpu.CapacityBytes()) return std::nullopt;
-  for (const Lever& l : MemoryLevers(q, cs.closest_need / (1 + q.headroom))) {
+  const double total = cs.closest_need / (1 + q.headroom);
+  for (const Lever& l : MemoryLevers(q, total)) {
     if (!l.fits) continue;
     return Note{"lever_makes_it_fit",
                 {{"count", D(q.parallel.gpus)}, {"saved_bytes", l.saved_bytes}},
@@ -231,7 +232,23 @@ std::optional<Note> LeverForRejected(const PlanRejection& rejection, const CardS
                     l.value.c_str(), l.cost.c_str()),
                 l.path};
   }
-  return std::nullopt;
+  // No single change: two or three together, the cheapest in time (LeverCombinations).
+  const auto combos = LeverCombinations(q, total);
+  if (combos.empty()) return std::nullopt;
+  const LeverCombination& c = combos.front();
+  std::string changes;
+  for (const Lever& l : c.levers)
+    changes += (changes.empty() ? "" : ", ") + l.path + " = " + l.value;
+  return Note{"levers_together_make_it_fit",
+              {{"count", D(q.parallel.gpus)},
+               {"saved_bytes", c.saved_bytes},
+               {"levers", D(c.levers.size())},
+               {"time_factor", c.time_factor}},
+              Say("%s fits on %lld cards with no single change, but with %zu together: %s "
+                  "(time x%.2f)",
+                  q.gpu.name.c_str(), static_cast<long long>(q.parallel.gpus), c.levers.size(),
+                  changes.c_str(), c.time_factor),
+              c.levers.front().path};
 }
 
 void Advise(const Request& base, Ranking ranking, std::vector<Note> rejected_levers,

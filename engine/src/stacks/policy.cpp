@@ -120,8 +120,10 @@ std::string SupportProblem(const StackSupport& s, const char* name, const GpuSpe
     return who() + buf;
   }
   if (b == kRocm && s.rocm_generations[0] != nullptr) {
-    for (const char* gen : s.rocm_generations) {
-      if (gen != nullptr && g.generation == gen) return "";
+    const auto& gens = s.rocm_generations;
+    if (std::any_of(gens.begin(), gens.end(),
+                    [&g](const char* gen) { return gen != nullptr && g.generation == gen; })) {
+      return "";
     }
     std::string list;
     for (const char* gen : s.rocm_generations) {
