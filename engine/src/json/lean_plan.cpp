@@ -112,8 +112,8 @@ void WriteCost(TextWriter* w, const Estimate& e) {
       w->String(o.provider);
       w->Key("provider_class");
       w->String(o.provider_class);
-      w->Key("source");
-      w->String(o.source);
+      // The source stays in the full answer and the catalog: a sentence or two on every row
+      // was a sixth of the page default's answer.
     }
     w->EndObject();
     w->Key("usd_per_gpu_hour");

@@ -123,9 +123,10 @@ bool NeedsBitsandbytes(const Request& r) {
 
 std::optional<Note> CardProblem(const Request& r, const GpuSpec& g) {
   if (!g.inference_only) {
+    static const std::string kNoVersion;  // training stacks have no release to check
     const StackProfile& s = StackOf(r);
     std::string why = SupportProblem(s.support, *s.name != 0 ? s.name : "PyTorch", g,
-                                     s.serving ? r.serving.version : std::string());
+                                     s.serving ? r.serving.version : kNoVersion);
     if (why.empty() && NeedsBitsandbytes(r)) {
       why = SupportProblem(BitsandbytesSupport(), "bitsandbytes", g);
     }

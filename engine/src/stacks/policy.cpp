@@ -95,7 +95,11 @@ uint8_t BackendOf(const GpuSpec& g) {
 
 std::string SupportProblem(const StackSupport& s, const char* name, const GpuSpec& g,
                            const std::string& version) {
-  // Called for every setup a search checks: strings are made only for a refusal.
+  // Called for every setup a search checks: a stack that runs everywhere is answered at once,
+  // and strings are made only for a refusal.
+  if (s.backends == kAllBackends && s.min_cuda_cc <= 0 && s.rocm_generations[0] == nullptr) {
+    return "";
+  }
   const uint8_t b = BackendOf(g);
   const bool earlier = s.min_cuda_cc_since != nullptr && !version.empty() &&
                        VersionBelow(version, s.min_cuda_cc_since);
