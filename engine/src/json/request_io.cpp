@@ -613,7 +613,6 @@ void ReadPricing(const Json* v, const LoadedCatalog& cat, const ReadContext& ctx
   }
   p.RejectUnknown();
   normalized["market"] = market;
-  if (req.gpu.supply) CheckCurrencies(*req.gpu.supply, cat.rates, "/gpu", ctx);
   ApplyMarket(req.market, cat.rates, &req.gpu);
 }
 
@@ -643,6 +642,8 @@ void ReadGpu(const Json* v, const LoadedCatalog& cat, bool require, const ReadCo
     return;
   }
   if (auto g = GpuFromJson(*v, "/gpu", ctx)) {
+    // A catalog card's currencies were checked when the catalog loaded; an inline one's here.
+    if (g->supply) CheckCurrencies(*g->supply, cat.rates, "/gpu", ctx);
     out->request.gpu = std::move(*g);
     out->normalized["gpu"] = *v;
   }

@@ -54,12 +54,17 @@ double WallClockSeconds(const Request& q, const ParamCounts& c, const TrainingPe
 /// suite; at least 1).
 double TimeBandHigh(const Request& r);
 
-/// The rule a deadline is judged by: the wall-clock time with the run at the upper end of its
-/// likely range, time x band_high, plus its expected interruptions. A plan that meets the
-/// deadline only at the central estimate is the one most likely to be late.
+/// A finish time `central_s` whose run of `run_s` is taken at the upper end of its likely
+/// range, run x band_high: the rule a deadline is judged by. A plan that meets the deadline
+/// only at the central estimate is the one most likely to be late.
+inline double AtRangeTop(double central_s, double run_s, double band_high) {
+  return central_s + run_s * (band_high - 1);
+}
+
+/// The wall-clock time with interruptions, at the upper end of the run's likely range.
 inline double DeadlineSeconds(const Request& q, const ParamCounts& c, const TrainingPerf& t,
                               double band_high) {
-  return WallClockSeconds(q, c, t) + t.time_s * (band_high - 1);
+  return AtRangeTop(WallClockSeconds(q, c, t), t.time_s, band_high);
 }
 
 /// The smallest need among the setups of one count that do not fit.

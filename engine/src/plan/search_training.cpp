@@ -328,7 +328,7 @@ void Search::Consider(int64_t n, const TrainingSetup& s, bool* stop_micro_batche
   // A deadline is met by the wall-clock time, interruptions included, with the run at the
   // upper end of its likely range (DeadlineSeconds).
   const double central = k.deadline_s > 0 ? WallClockSeconds(q, c, t) : t.time_s;
-  const double wall = k.deadline_s > 0 ? central + t.time_s * (band_high - 1) : t.time_s;
+  const double wall = k.deadline_s > 0 ? AtRangeTop(central, t.time_s, band_high) : t.time_s;
   if (wall < cs->fastest_fit_s) {
     cs->fastest_fit_s = wall;
     cs->fastest_fit_central_s = central;

@@ -36,7 +36,7 @@ WaitOrSwitch DecideWaitOrSwitch(const Request& base, const PlanResult& plan) {
     o.wait_s = wait == base.constraints.wait_s.end() ? 0 : wait->second;
     o.run_s = e.training.time_s;
     o.finish_s = o.wait_s + o.run_s;
-    o.finish_high_s = o.wait_s + o.run_s * band_high;
+    o.finish_high_s = plan_search::AtRangeTop(o.finish_s, o.run_s, band_high);
     o.usd_total = e.cost.priced ? e.cost.usd_total : -1;
     // The plan's own rule: a deadline is met at the upper end of the run's likely range.
     o.misses_deadline =
