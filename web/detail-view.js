@@ -30,6 +30,7 @@ function setupRequest(rec, planText) {
   request.parallel = rec.parallel;
   request.precision = { ...request.precision, ...rec.precision };
   request.memory_techniques = { ...request.memory_techniques, ...rec.memory_techniques };
+  if (rec.serving) request.serving = { ...request.serving, ...rec.serving };
   if (kTraining.includes(request.workload.kind)) {
     Object.assign(request.workload, { micro_batch: rec.micro_batch, grad_accum: rec.grad_accum });
   } else if (rec.concurrency_per_replica) {

@@ -4,6 +4,7 @@
 export const en = {
   diag_memory_short: 'it needs {need_bytes} with headroom on a card of {capacity_bytes}: {over_fraction} too much',
   diag_memory_just_short: 'just short of memory: {need_bytes} with headroom on a card of {capacity_bytes}, {over_fraction} over',
+  diag_headroom_not_met: 'the run fitted with {spare_bytes} ({spare_fraction}) to spare, short of the {headroom_pct} planning headroom: it runs as measured; these buy margin',
   diag_throughput_low: 'memory is plentiful ({memory_share} of the card): if throughput is low, the card waits on data, not on memory',
   diag_speedup_low: 'the speed-up keeps {scaling_efficiency} of linear on these cards: the interconnect or the sharding costs the rest',
   remedy_smaller_micro_batch: 'halve the micro-batch (fewer tokens per step)', remedy_shorter_sequence: 'halve the sequence length, if the data allows it',
@@ -29,6 +30,7 @@ export const en = {
   yard_gpu_utilization: 'GPU utilisation {value_pct} (target {target_pct}+: below it, the card waits on data or communication)',
   yard_host_ram_share: 'host RAM {value_pct} (target 70-80%: above it, loaders and the page cache start to swap)',
   factor_derived: '{factor} ×{value}, from the measurement', factor_not_derived: '{factor} kept: the measurement does not tell it',
+  factor_run_recorded: 'the run held {held_bytes} of {capacity_bytes}: the same setup on this card fits as measured',
   factor_at_bound: '{factor} ×{value} is at the model\'s limit: check the card, its clocks and the setup',
   ptr_model_params: 'Parameters', ptr_model_preset: 'Model preset', ptr_model_hf_config: 'Hugging Face config.json', ptr_framework_name: 'Framework',
   factor_compute: 'compute', factor_bandwidth: 'memory bandwidth', factor_memory: 'memory', factor_interconnect: 'interconnect', factor_slack: 'allocator slack',
@@ -123,6 +125,7 @@ export const en = {
 export const zh = {
   diag_memory_short: '含余量需要 {need_bytes}，卡只有 {capacity_bytes}：超出 {over_fraction}',
   diag_memory_just_short: '显存差一点：含余量需要 {need_bytes}，卡只有 {capacity_bytes}，超出 {over_fraction}',
+  diag_headroom_not_met: '实测跑通，剩余 {spare_bytes}（{spare_fraction}），不足 {headroom_pct} 的规划余量：按实测可以跑；下列做法可以留出余量',
   diag_throughput_low: '显存很充裕（占卡的 {memory_share}）：如果吞吐偏低，卡在等数据，而不是等显存',
   diag_speedup_low: '在这些卡上加速比只保持线性的 {scaling_efficiency}：其余损失在互联或切分上',
   remedy_smaller_micro_batch: 'micro-batch 减半（每步 token 更少）', remedy_shorter_sequence: '序列长度减半（如果数据允许）',
@@ -148,6 +151,7 @@ export const zh = {
   yard_gpu_utilization: 'GPU 利用率 {value_pct}（目标 {target_pct} 以上：低于它时，卡在等数据或通信）',
   yard_host_ram_share: '主机内存 {value_pct}（目标 70-80%：高于它时，加载进程和页缓存开始换页）',
   factor_derived: '{factor} ×{value}，由实测得出', factor_not_derived: '{factor}保持不变：实测无法确定它',
+  factor_run_recorded: '这次运行占用 {held_bytes}（卡共 {capacity_bytes}）：同一配置在这张卡上按实测可以放下',
   factor_at_bound: '{factor} ×{value} 已到模型的界限：请检查显卡、频率和配置',
   factor_compute: '算力', factor_bandwidth: '显存带宽', factor_memory: '显存', factor_interconnect: '互联', factor_slack: '分配器余量',
   q_peak_allocated_bytes: '峰值已分配', q_peak_reserved_bytes: '峰值已保留', q_speedup: '加速比',

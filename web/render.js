@@ -157,7 +157,9 @@ const kNoteVariant = {
 export function noteText(n, prefix = 'note', extra = {}) {
   if (!n) return '';
   const code = kNoteVariant[n.code]?.(n) ?? n.code;
-  const words = code ? tn(`${prefix}_${code}`, noteValues(n.params, { field: fieldName(n.path), ...extra })) : null;
+  // A calibration factor's codes carry their family already (factor_derived).
+  const key = code?.startsWith(`${prefix}_`) ? code : `${prefix}_${code}`;
+  const words = code ? tn(key, noteValues(n.params, { field: fieldName(n.path), ...extra })) : null;
   return words ?? n.message ?? n.reason ?? '';
 }
 
@@ -263,7 +265,8 @@ export function summarize(rec) {
     .filter(([, v]) => v > 1).map(([k, v]) => `${k}${v}`);
   const setup = inf
     ? [`${rec.replicas} × ${p.gpus}`, ...axes,
-      rec.concurrency_per_replica ? t('setup_per_replica', rec.concurrency_per_replica) : ''].filter(Boolean).join(' · ')
+      rec.concurrency_per_replica ? t('setup_per_replica', rec.concurrency_per_replica) : '',
+      rec.serving?.n_gpu_layers >= 0 ? t('setup_gpu_layers', rec.serving.n_gpu_layers) : ''].filter(Boolean).join(' · ')
     : [[...axes, `DP${dp}`, p.zero ? `ZeRO-${p.zero}` : ''].filter(Boolean).join(' '),
       t('setup_mb_ga', rec.micro_batch, rec.grad_accum)].join(' · ');
   // Serving: parallel.gpus is one replica, and the estimate (throughput, cost, power) is for it.

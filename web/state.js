@@ -8,8 +8,8 @@ export const kDefaults = Object.freeze({
   ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
   objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
   vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '', cal_slack: '',
-  cal_on: '', waits: '', fleet: '', framework: '', rps: '', prompt_p95: '', output_p95: '', prefix_hit: '',
-  global_batch: '', global_batch_unit: '', headroom_pct: '', chunked_loss: '',
+  cal_on: '', cal_peak: '', cal_setup: '', waits: '', fleet: '', framework: '', rps: '', prompt_p95: '',
+  output_p95: '', prefix_hit: '', global_batch: '', global_batch_unit: '', headroom_pct: '', chunked_loss: '',
   optimizer_states: '', compile: '', recompute: '', recompute_every: '', pp_schedule: '',
   virtual_stages: '', overlap_tp_comm: '', overlap_grad_reduce: '', overlap_param_gather: '',
   srv_version: '', srv_share: '', srv_max_seqs: '', srv_batched: '', srv_max_model_len: '',
@@ -31,7 +31,7 @@ export function hubIdOf(text) {
 
 // Fields the page turns into numbers; an empty optional one is left out of the request.
 const kNumbers = [...kArchitecture, 'cal_compute', 'cal_bandwidth', 'cal_memory', 'cal_interconnect',
-  'cal_slack', 'seq_len', 'prompt_tokens', 'output_tokens', 'tokens', 'deadline_h',
+  'cal_slack', 'cal_peak', 'seq_len', 'prompt_tokens', 'output_tokens', 'tokens', 'deadline_h',
   'concurrency', 'ttft_ms', 'tpot_ms', 'max_gpus', 'budget_usd', 'node_power_w', 'rps', 'prompt_p95',
   'output_p95', 'prefix_hit', 'global_batch', 'headroom_pct', 'recompute_every', 'virtual_stages',
   'srv_share', 'srv_max_seqs', 'srv_batched', 'srv_max_model_len', 'srv_n_ctx'];
@@ -201,7 +201,10 @@ export function trafficRequest(state, request) {
 
 // Calibration factors as page state (share link and local storage carry these keys).
 export const kCalibrationKeys = { cal_compute: 'compute', cal_bandwidth: 'bandwidth', cal_memory: 'memory',
-  cal_interconnect: 'interconnect', cal_slack: 'allocator_slack', cal_on: 'measured_on' };
+  cal_interconnect: 'interconnect', cal_slack: 'allocator_slack', cal_on: 'measured_on',
+  cal_peak: 'measured_peak_bytes', cal_setup: 'measured_setup' };
+// The calibration's text fields: the card it was measured on, the setup a measured peak is for.
+const kCalibrationText = new Set(['measured_on', 'measured_setup']);
 
 export function calibrationState(factors) {
   const s = {};
@@ -218,12 +221,12 @@ export function calibrationOf(state) {
   for (const [key, name] of Object.entries(kCalibrationKeys)) {
     const raw = String(state[key] ?? '').trim();
     if (raw === '') continue;
-    if (name === 'measured_on') { out[name] = raw; continue; }
+    if (kCalibrationText.has(name)) { out[name] = raw; continue; }
     const v = Number(raw);
     if (!Number.isFinite(v)) throw new InputError(key, `is not a number: "${raw}"`, 'not_a_number', { raw });
     out[name] = v;
   }
-  return Object.keys(out).some((k) => k !== 'measured_on') ? out : undefined;
+  return Object.keys(out).some((k) => !kCalibrationText.has(k)) ? out : undefined;
 }
 
 // "h100-sxm-80gb: 14, b200-sxm-180gb: 30" (card: days in the queue) -> {id: seconds}.
@@ -265,7 +268,7 @@ function validState(raw, defaults = kDefaults) {
   // A calibration factor has no field to correct it in: one that is not a positive number is
   // dropped here rather than blocking every plan.
   for (const [key, name] of Object.entries(kCalibrationKeys)) {
-    if (name !== 'measured_on' && s[key] !== '' && !(Number(s[key]) > 0)) s[key] = '';
+    if (!kCalibrationText.has(name) && s[key] !== '' && !(Number(s[key]) > 0)) s[key] = '';
   }
   return s;
 }
@@ -285,8 +288,8 @@ const kFormatDefaults = Object.freeze({
     ttft_ms: '', tpot_ms: '', max_gpus: 64, budget_usd: '', node_power_w: '', cooling: '',
     objective: 'default', layers: '', hidden: '', intermediate: '', heads: '', kv_heads: '',
     vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '',
-    cal_slack: '', cal_on: '', waits: '', fleet: '', framework: '', rps: '', prompt_p95: '',
-    output_p95: '', prefix_hit: '', global_batch: '', global_batch_unit: '', headroom_pct: '',
+    cal_slack: '', cal_on: '', cal_peak: '', cal_setup: '', waits: '', fleet: '', framework: '', rps: '',
+    prompt_p95: '', output_p95: '', prefix_hit: '', global_batch: '', global_batch_unit: '', headroom_pct: '',
     chunked_loss: '', optimizer_states: '', compile: '', recompute: '', recompute_every: '',
     pp_schedule: '', virtual_stages: '', overlap_tp_comm: '', overlap_grad_reduce: '',
     overlap_param_gather: '', srv_version: '', srv_share: '', srv_max_seqs: '', srv_batched: '',

@@ -292,5 +292,43 @@ TEST(ServingSettings, LlamaCppLayersLeftOnTheCpuLiveAndRunInHostMemory) {
   EXPECT_TRUE(Warns(r, "layers_on_cpu"));
 }
 
+Json PlanOn(const std::string& model, const std::string& weights, const std::string& card) {
+  const Json q = {{"model", {{"preset", model}}},
+                  {"framework", "llama_cpp"},
+                  {"precision", {{"weights", weights}}},
+                  {"workload",
+                   {{"kind", "inference"},
+                    {"concurrency", 1},
+                    {"prompt_tokens", 512},
+                    {"output_tokens", 256}}},
+                  {"constraints", {{"gpus", {card}}, {"max_gpus", 1}}}};
+  const Json env = Json::parse(ShippedEngine().Plan(q.dump()));
+  EXPECT_TRUE(env["ok"].get<bool>()) << env.dump(1);
+  return env["result"];
+}
+
+TEST(ServingSettings, PlanKeepsTheLayersThatFitWhenTheModelDoesNot) {
+  // Llama 3.1 70B Q4_K_M on one RTX 3090 (24 GiB = 25.77e9 B). By hand, a layer holds
+  // 855.6M weights: Q4_K (4.5 bits) everywhere but attn_v and ffn_down (243.3M), which are
+  // Q6_K (6.5625 bits) in half the layers: 481.3 MB or 543.6 MB, 512 MB on average. With 20%
+  // headroom the card takes 21.47e9 B; less 1 GiB of runtime and about 0.26e9 of compute
+  // buffer and KV cache, 20.14e9 B of weights: 39 layers of 80. A token then reads the other
+  // 41 layers (21.0e9 B) and the Q6_K output layer (128,256 x 8192 x 6.5625 / 8 = 0.862e9 B)
+  // from host memory at the assumed 50 GB/s, 0.437 s, and 20e9 B from the card's 936 GB/s at
+  // about 70% of it, 0.03 s: about 0.47 s a token.
+  const Json p = PlanOn("llama-3.1-70b", "gguf_q4_k_m", "rtx-3090-24gb");
+  ASSERT_EQ(p["recommendations"].size(), 1U) << p["rejected"].dump(1);
+  const Json& rec = p["recommendations"][0];
+  const int64_t layers = rec["serving"]["n_gpu_layers"].get<int64_t>();
+  EXPECT_GE(layers, 38);
+  EXPECT_LE(layers, 40);
+  EXPECT_NEAR(rec["estimate"]["performance"]["inference"]["tpot_ms"].get<double>(), 470, 30);
+  EXPECT_TRUE(Warns(rec["estimate"], "layers_on_cpu"));
+  // A model the card holds whole keeps every layer there: 8B in Q4_K_M is about 4.9 GB.
+  const Json whole = PlanOn("llama-3.1-8b", "gguf_q4_k_m", "rtx-3090-24gb");
+  ASSERT_EQ(whole["recommendations"].size(), 1U);
+  EXPECT_FALSE(whole["recommendations"][0].contains("serving"));
+}
+
 }  // namespace
 }  // namespace gpuplan::testing

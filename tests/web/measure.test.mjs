@@ -44,7 +44,7 @@ test('the script line fills the form; other card counts join the speed-up curve'
 
 test('calibration factors round-trip through the state, the request and the share link', () => {
   const factors = { compute: 0.8, bandwidth: 1, memory: 1.25, interconnect: 0.5, allocator_slack: 0.1,
-    measured_on: 'h100-sxm-80gb' };
+    measured_on: 'h100-sxm-80gb', measured_peak_bytes: 77073741824, measured_setup: '0cb226f46c21ebf7' };
   const state = { ...kDefaults, ...calibrationState(factors) };
   assert.deepEqual(buildRequest(state).calibration, factors);
   assert.equal(buildRequest({ ...kDefaults }).calibration, undefined);
@@ -56,7 +56,9 @@ test('calibration factors round-trip through the state, the request and the shar
   // An edited link's bad factor has no field to fix it in: it is dropped, the good ones stay.
   const edited = decodeShare(`#${encodeShare({ ...state, cal_compute: 'x', cal_memory: '-2' }, 'v1')}`).state;
   assert.deepEqual(calibrationOf(edited), { bandwidth: 1, interconnect: 0.5, allocator_slack: 0.1,
-    measured_on: 'h100-sxm-80gb' });
+    measured_on: 'h100-sxm-80gb', measured_peak_bytes: 77073741824, measured_setup: '0cb226f46c21ebf7' });
+  // The setup a measured peak is for is text (a fingerprint), never a number.
+  assert.equal(calibrationOf({ ...kDefaults, cal_peak: '7e10', cal_setup: '00ff' }).measured_setup, '00ff');
 });
 
 test('one record row per compared quantity', () => {

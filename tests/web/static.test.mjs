@@ -97,7 +97,7 @@ export function engineCodes() {
     all(/\bAdvice\(\s*"([a-z_]+)"/g, text, codes.remedy);
     all(/\{\s*(?:just \? "([a-z_]+)" : "([a-z_]+)"|"([a-z_]+)"),\s*"(?:estimate|measurement)"/g, text, codes.diag);
     if (name === 'calibration_yardstick.cpp') all(/\bAdd\(\s*"([a-z_]+)"/g, text, codes.yard);
-    if (name === 'calibration.cpp') all(/Note\{\s*"(factor_[a-z_]+)"/g, text, codes.factor);
+    if (name.startsWith('calibration')) all(/Note\{\s*"(factor_[a-z_]+)"/g, text, codes.factor);
   }
   // A card the estimate refuses (estimate.cpp's CardProblem) is rejected under the note's code.
   for (const c of ['inference_only_card', 'engine_unsupported_on_card', 'stack_unsupported_on_card']) codes.reject.add(c);

@@ -116,6 +116,8 @@ CalibrationResult Calibrate(const Request& r, const Measurement& m) {
   Request after = r;
   after.calibration = c.out.factors;
   const Estimate calibrated = EstimateSetup(after, false);
+  cal::RecordRun(calibrated, &c);
+  after.calibration = c.out.factors;
   cal::Compare(before, calibrated, after, &c);
   cal::Yardstick(&c);
   cal::Diagnose(after, calibrated, &c);

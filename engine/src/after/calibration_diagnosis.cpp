@@ -7,6 +7,7 @@
 #include "after/calibration_steps.h"
 #include "after/remedies.h"
 #include "core/format.h"
+#include "physics/estimate_parts.h"
 
 namespace gpuplan::calibration {
 namespace {
@@ -34,6 +35,25 @@ Diagnosis MemoryShort(const Request& calibrated, const Estimate& after, double n
           remedies::Memory(calibrated, need_bytes)};
 }
 
+// A run that fitted, short of the planning headroom: it runs as measured, and the remedies buy
+// margin rather than make it fit (seed 000's headroom is for what the estimate cannot see).
+Diagnosis HeadroomNotMet(const Request& calibrated, double need, double spare, Context* c) {
+  const Request& r = c->request;
+  const double cap = r.gpu.CapacityBytes();
+  return {"headroom_not_met",
+          "measurement",
+          {{"spare_bytes", spare},
+           {"spare_fraction", spare / cap},
+           {"headroom", r.headroom},
+           {"need_bytes", need},
+           {"capacity_bytes", cap}},
+          "the run fitted with " + Gib(spare) + " (" + Fmt("%.0f%%", 100 * spare / cap) +
+              ") to spare, short of the " + Fmt("%.0f%%", r.headroom * 100) +
+              " planning headroom: it runs as measured; the remedies buy margin for longer "
+              "sequences, other batches or fragmentation",
+          remedies::Memory(calibrated, need)};
+}
+
 // Low utilisation, or a rate or latency worse than the estimate beyond the success line.
 bool SlowerThanEstimated(const Context& c) {
   bool slow = c.measured.gpu_utilization >= 0 && c.measured.gpu_utilization < kTargetUtilization;
@@ -54,7 +74,13 @@ void DiagnoseMemory(const Request& calibrated, const Estimate& after, Context* c
   const double share = MemoryShare(r, m);
   const bool short_of_memory =
       m.out_of_memory || (m.peak_allocated_bytes > 0 && need > cap) || share > 0.95;
-  if (short_of_memory) {
+  // What the card held when the run fitted (RecordRun), else what nvidia-smi saw.
+  const double held = c->out.factors.measured_peak_bytes > 0 ? c->out.factors.measured_peak_bytes
+                      : share >= 0                           ? share * cap
+                                                             : -1;
+  if (short_of_memory && !m.out_of_memory && held >= 0 && held <= cap) {
+    c->out.diagnosis.push_back(HeadroomNotMet(calibrated, need, cap - held, c));
+  } else if (short_of_memory) {
     c->out.diagnosis.push_back(MemoryShort(calibrated, after, need, c));
   } else if (share >= 0 && share < kTargetMemoryShare && SlowerThanEstimated(*c)) {
     c->out.diagnosis.push_back(

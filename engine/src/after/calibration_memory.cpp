@@ -2,8 +2,10 @@
 // The memory factors a measured peak fixes: the scale on the modelled parts (activations and
 // buffers), and the caching allocator's slack.
 #include <algorithm>
+#include <string>
 
 #include "after/calibration_steps.h"
+#include "physics/estimate_parts.h"
 
 namespace gpuplan::calibration {
 namespace {
@@ -61,6 +63,43 @@ void FitAllocatorSlack(Context* c) {
   } else {
     c->Derived("allocator_slack", slack, "= peak reserved / peak allocated - 1");
   }
+}
+
+void RecordRun(const Estimate& calibrated, Context* c) {
+  const Measurement& m = c->measured;
+  CalibrationFactors& f = c->out.factors;
+  if (m.out_of_memory) {
+    // A run that did not fit is evidence of nothing fitting: an earlier run's goes too.
+    f.measured_peak_bytes = 0;
+    f.measured_setup.clear();
+    return;
+  }
+  if (m.peak_allocated_bytes <= 0) return;
+  // What torch's counters miss is what the engine puts outside its allocator: the runtime less
+  // the allocator's slack, which the reserved peak already holds.
+  const MemoryBreakdown& b = calibrated.memory.per_gpu;
+  const auto slack = calibrated.memory.detail.find("runtime.allocator_slack");
+  const double outside = b.runtime - (slack != calibrated.memory.detail.end() ? slack->second : 0);
+  const double held = m.peak_reserved_bytes > 0
+                          ? std::max(m.peak_reserved_bytes, m.peak_allocated_bytes) + outside
+                          : m.peak_allocated_bytes + b.runtime;
+  if (held > c->request.gpu.CapacityBytes()) {
+    f.measured_peak_bytes = 0;
+    f.measured_setup.clear();
+    c->NotDerived("measured_peak_bytes",
+                  "the measured peak and the runtime outside the allocator exceed the card: "
+                  "was the run on another card?");
+    return;
+  }
+  f.measured_peak_bytes = held;
+  f.measured_setup = MemoryFingerprint(c->request, calibrated.params);
+  c->out.notes.push_back(
+      Note{"factor_run_recorded",
+           {{"held_bytes", held}, {"capacity_bytes", c->request.gpu.CapacityBytes()}},
+           "the run held " + Gib(held) + " on " + c->request.gpu.id +
+               " (peak reserved plus the context and communicators outside the allocator): "
+               "the same setup on this card fits as measured",
+           "/calibration/measured_peak_bytes"});
 }
 
 }  // namespace gpuplan::calibration

@@ -65,6 +65,9 @@ double TrainingRate(const Request& r);
 void FitMemory(Context* c);
 /// The allocator slack from the measured peaks reserved and allocated (calibration_memory.cpp).
 void FitAllocatorSlack(Context* c);
+/// What the card held when the run fitted (measured_peak_bytes) and the fingerprint of the setup
+/// it fitted with (measured_setup); an out-of-memory run clears both (calibration_memory.cpp).
+void RecordRun(const Estimate& calibrated, Context* c);
 /// Compute from the throughput at the smallest card count, interconnect from the speed-up over
 /// the others; fills `c->points` (calibration_training.cpp).
 void FitTraining(Context* c);

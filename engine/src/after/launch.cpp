@@ -141,8 +141,11 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
   } else {  // llama_cpp
     // llama.cpp allocates -c for all slots at start: only as many as one replica holds.
     const int64_t slots = std::max<int64_t>(1, std::min(w.concurrency, seqs));
-    Args a = {{"-m", "model.gguf"}, {"-c", N(slots * context)}, {"-np", N(slots)},
-              {"-ngl", "999"},      {"-ub", N(chunk)},          {"-fa", "on"}};
+    // -ngl: every layer on the GPUs unless the setup keeps some on the CPU.
+    const int64_t ngl = r.serving.n_gpu_layers;
+    Args a = {{"-m", "model.gguf"}, {"-c", N(slots * context)},
+              {"-np", N(slots)},    {"-ngl", ngl >= 0 ? N(ngl) : std::string("999")},
+              {"-ub", N(chunk)},    {"-fa", "on"}};
     if (p.gpus > 1) a.emplace_back("-sm", "layer");
     if (r.precision.kv_cache == KvFormat::kInt8 || fp8_kv) {
       a.emplace_back("-ctk", "q8_0");

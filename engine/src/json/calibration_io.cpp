@@ -20,6 +20,8 @@ void ReadCalibration(const Json* v, const ReadContext& ctx, ParsedRequest* out) 
   c.interconnect = r.NumberOr("interconnect", 1, 0.01, 20);
   c.allocator_slack = r.Number("allocator_slack", 0, 1).value_or(-1);
   c.measured_on = r.String("measured_on", 100).value_or("");
+  c.measured_peak_bytes = r.Number("measured_peak_bytes", 1, 1e16).value_or(0);
+  c.measured_setup = r.String("measured_setup", 40).value_or("");
   r.RejectUnknown();
 }
 
@@ -87,6 +89,8 @@ Json FactorsJson(const CalibrationFactors& f) {
   // Absent rather than null or "" when not known, so the object feeds back as a request field.
   if (f.allocator_slack >= 0) out["allocator_slack"] = f.allocator_slack;
   if (!f.measured_on.empty()) out["measured_on"] = f.measured_on;
+  if (f.measured_peak_bytes > 0) out["measured_peak_bytes"] = f.measured_peak_bytes;
+  if (!f.measured_setup.empty()) out["measured_setup"] = f.measured_setup;
   return out;
 }
 

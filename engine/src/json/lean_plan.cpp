@@ -445,6 +445,14 @@ void WriteRow(TextWriter* w, const PlanChoice& c, Basis* basis) {
   w->String(c.rank_reason);
   w->Key("replicas");
   w->Int(c.replicas);
+  if (q.serving.n_gpu_layers >= 0) {
+    // The layers the plan kept on the cards when the whole model did not fit.
+    w->Key("serving");
+    w->BeginObject();
+    w->Key("n_gpu_layers");
+    w->Int(q.serving.n_gpu_layers);
+    w->EndObject();
+  }
   w->EndObject();
 }
 

@@ -135,16 +135,8 @@ void ReadServing(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
     const int64_t layers = req.model.layers;
     if (r.Has("n_gpu_layers")) {
       const int64_t ngl = r.Int("n_gpu_layers", -1, 1 << 20).value_or(-1);
-      if (ngl >= 0 && ngl <= layers) {
-        o.n_gpu_layers = ngl;
-        out->warnings.push_back(Note{
-            "layers_on_cpu",
-            {{"n_gpu_layers", static_cast<double>(ngl)}, {"layers", static_cast<double>(layers)}},
-            "serving.n_gpu_layers keeps " + std::to_string(layers - ngl) + " layers and the " +
-                "output layer in host memory, decoded by the CPU at an assumed 50 GB/s of host " +
-                "memory bandwidth",
-            "/serving/n_gpu_layers"});
-      }
+      // The estimate says what stays on the CPU (layers_on_cpu, setup_warnings.cpp).
+      if (ngl >= 0 && ngl <= layers) o.n_gpu_layers = ngl;
     }
     const std::string split = r.EnumOr("split_mode", "layer", {"layer", "row", "none"});
     if (split == "row") {

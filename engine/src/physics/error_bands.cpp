@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace gpuplan {
 
@@ -99,6 +100,14 @@ void AddBands(const Request& r, Estimate* e) {
   if (e->bands.count("/memory/total_bytes") > 0) {
     e->bands["/memory/total_bytes"].low += runtime;
     e->bands["/memory/total_bytes"].high += runtime;
+  }
+  // A run of this very setup on this card is the range: what it held.
+  if (e->measured_spare_bytes >= 0) {
+    static const std::string kMeasured =
+        "the run measured with this setup on this card (calibration.measured_peak_bytes)";
+    const double held = e->capacity_bytes - e->measured_spare_bytes;
+    e->bands["/memory/total_bytes"] = {std::min(held, e->total_bytes),
+                                       std::max(held, e->total_bytes), kMeasured};
   }
   put("weights", "/memory/per_gpu_bytes/weights", e->memory.per_gpu.weights, true);
   // "Fits" is judged with the headroom; where the likely range still reaches past the card, the

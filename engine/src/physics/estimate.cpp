@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
+#include "core/units.h"
 #include "physics/error_bands.h"
 #include "physics/estimate_parts.h"
 #include "physics/stack_figures.h"
@@ -27,6 +29,24 @@ Request WithEngineDefaults(const Request& r) {
   q.workload.prefill_chunk_limit = EngineDefaultsOf(r, SafeLayout(r.parallel)).max_batched_tokens;
   q.workload.SetConcurrency(q.workload.concurrency);
   return q;
+}
+
+// A setup that ran on this card short of the planning headroom: it fits as measured, and the
+// answer says how much was left.
+Note MeasuredHeadroomShort(const Request& r, const Estimate& e) {
+  const double spare = e.measured_spare_bytes;
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "ran on this card as measured with %.1f GiB (%.0f%%) to spare, short of the "
+                "%.0f%% planning headroom: it fits as measured, but a longer sequence, a larger "
+                "batch or fragmentation can tip it over",
+                spare / kGiB, 100 * spare / e.capacity_bytes, 100 * r.headroom);
+  return Note{"measured_headroom_short",
+              {{"spare_bytes", spare},
+               {"spare_fraction", spare / e.capacity_bytes},
+               {"headroom", r.headroom}},
+              buf,
+              "/memory/total_bytes"};
 }
 
 }  // namespace
@@ -78,7 +98,42 @@ MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail,
 }
 
 double TrainingFloorWithHeadroom(const Request& r, const ParamCounts& c) {
-  return WithMemoryInput(r, c, false, MemoryPoliciesOf(r), TrainingMemoryFloor) * (1 + r.headroom);
+  // A run measured on this card may fit short of the headroom (MeasuredSpare): the floor only
+  // skips setups, so it keeps none from being checked.
+  const bool measured_here =
+      r.calibration.measured_peak_bytes > 0 && r.calibration.measured_on == r.gpu.id;
+  return WithMemoryInput(r, c, false, MemoryPoliciesOf(r), TrainingMemoryFloor) *
+         (1 + (measured_here ? 0 : r.headroom));
+}
+
+std::string MemoryFingerprint(const Request& r, const ParamCounts& c) {
+  if (NeedsEngineDefaults(r)) return MemoryFingerprint(WithEngineDefaults(r), c);
+  Request plain = r;
+  plain.calibration = CalibrationFactors{};
+  const MemoryBreakdown b = MemoryOf(plain, c, /*with_detail=*/false).per_gpu;
+  // FNV-1a over each part in whole MiB: rounding keeps the last bits of a sum from telling two
+  // equal setups apart.
+  uint64_t h = 14695981039346656037ULL;
+  for (const double part :
+       {b.weights, b.gradients, b.optimizer_states, b.activations, b.kv_cache, b.buffers}) {
+    auto mib = static_cast<uint64_t>(std::llround(part / 1048576.0));
+    for (int i = 0; i < 8; ++i, mib >>= 8) {
+      h = (h ^ (mib & 0xffU)) * 1099511628211ULL;
+    }
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::optional<double> MeasuredSpare(const Request& r, const ParamCounts& c) {
+  const CalibrationFactors& f = r.calibration;
+  const double cap = r.gpu.CapacityBytes();
+  if (f.measured_peak_bytes <= 0 || f.measured_peak_bytes > cap || f.measured_on != r.gpu.id ||
+      f.measured_setup.empty() || MemoryFingerprint(r, c) != f.measured_setup) {
+    return std::nullopt;
+  }
+  return cap - f.measured_peak_bytes;
 }
 
 double HostRam(const Request& r, const Estimate& e, Estimate* out) {
@@ -165,7 +220,7 @@ FitCheck CheckFit(const Request& r, const ParamCounts& c) {
   const MemoryBreakdown b = MemoryOf(r, c, /*with_detail=*/false).per_gpu;
   f.total_bytes = b.Total();
   f.total_with_headroom_bytes = f.total_bytes * (1 + r.headroom);
-  f.fits = f.layout_ok && FitsCard(r, b);
+  f.fits = f.layout_ok && (FitsCard(r, b) || MeasuredSpare(r, c));
   return f;
 }
 
@@ -186,6 +241,12 @@ Estimate EstimateSetup(const Request& r, bool with_levers, Description descripti
   e.total_bytes = e.memory.per_gpu.Total();
   e.total_with_headroom_bytes = e.total_bytes * (1 + r.headroom);
   e.fits = e.infeasible.empty() && FitsCard(r, e.memory.per_gpu);
+  if (e.infeasible.empty()) {
+    if (const auto spare = MeasuredSpare(r, e.params)) {
+      e.measured_spare_bytes = *spare;
+      e.fits = true;
+    }
+  }
   // A KV cache beyond an engine's pool is its own reason (AddFramework,
   // exceeds_engine_kv_pool); a pool of nothing is the card's.
   const double pool = KvPool(r, e.memory.per_gpu);
@@ -202,6 +263,9 @@ Estimate EstimateSetup(const Request& r, bool with_levers, Description descripti
   e.gpus_per_node_used = std::max<int64_t>(1, std::min(r.parallel.gpus, r.gpu.gpus_per_node));
   if (describe) {
     AddWarnings(r, e.params, &e);
+    if (e.measured_spare_bytes >= 0 && !FitsCard(r, e.memory.per_gpu)) {
+      e.warnings.push_back(MeasuredHeadroomShort(r, e));
+    }
     AddSupplyWarnings(r, &e);
     for (const auto& w : e.memory.warnings) e.warnings.push_back(w);
     if (e.with_explain) ExplainMemory(r, e.params, &e);

@@ -101,7 +101,12 @@ struct Estimate {
   double capacity_bytes = 0;
   double total_bytes = 0;
   double total_with_headroom_bytes = 0;
+  /// With the headroom, or short of it when a run of this setup on this card fitted
+  /// (measured_spare_bytes).
   bool fits = false;
+  /// What the run measured on this card with this setup left unused (calibration's
+  /// measured_peak_bytes), when the request carries one; -1 = none.
+  double measured_spare_bytes = -1;
   double host_ram_bytes = 0;  ///< per node
   int64_t gpus_per_node_used = 1;
   PowerEstimate power;
@@ -133,6 +138,16 @@ FitCheck CheckFit(const Request& r, const ParamCounts& c);
 /// A training request's TrainingMemoryFloor with its headroom: no setup that differs from it
 /// only in micro-batch, accumulation or recomputation has a smaller total_with_headroom_bytes.
 double TrainingFloorWithHeadroom(const Request& r, const ParamCounts& c);
+
+/// A setup's per-GPU memory in its uncalibrated parts (weights, gradients, optimizer states,
+/// activations, KV cache, buffers), to the MiB, as 16 hex digits: two setups with the same
+/// fingerprint hold the same tensors, whatever else differs (accumulation, token count).
+std::string MemoryFingerprint(const Request& r, const ParamCounts& c);
+
+/// What a run measured with this setup on this card left unused, from the request's
+/// calibration (measured_on, measured_peak_bytes, measured_setup); nullopt when it carries no
+/// such run. A run that fitted is evidence that it fits, whatever the planning headroom.
+std::optional<double> MeasuredSpare(const Request& r, const ParamCounts& c);
 
 /// Why the request's workload and framework cannot run on card `g` in any layout, when they
 /// cannot: training on an inference-only card (`inference_only_card`), or a serving engine

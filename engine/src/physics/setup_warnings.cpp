@@ -35,6 +35,16 @@ void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
     warn("zero_without_data_parallel", {{"zero", D(p.zero)}},
          "ZeRO shards over data-parallel ranks; with one there is nothing to shard");
   }
+  const int64_t on_gpu = r.serving.n_gpu_layers;
+  if (!r.workload.IsTraining() && on_gpu >= 0 && on_gpu <= m.layers) {
+    e->warnings.push_back(
+        Note{"layers_on_cpu",
+             {{"n_gpu_layers", D(on_gpu)}, {"layers", D(m.layers)}},
+             "serving.n_gpu_layers keeps " + std::to_string(m.layers - on_gpu) +
+                 " layers and the output layer in host memory, decoded by the CPU at an assumed "
+                 "50 GB/s of host memory bandwidth",
+             "/serving/n_gpu_layers"});
+  }
   if (p.sequence_parallel && p.tp == 1) {
     warn("sequence_parallel_without_tp", {},
          "sequence parallelism splits activations over tp ranks; tp is 1");

@@ -128,6 +128,10 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
                           const CardSearch* earlier = nullptr);
 CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCounts& c,
                          Ranking ranking);
+/// One pass of it; `host_layers`: each layout keeps the most layers that fit on its cards and
+/// the rest in host memory (serving.n_gpu_layers).
+CardSearch SearchServingLayouts(const Request& base, const GpuSpec& g, const ParamCounts& c,
+                                Ranking ranking, bool host_layers);
 
 /// The rejection of a card whose search found nothing.
 PlanRejection RejectionFor(const Request& base, const GpuSpec& g, const CardSearch& cs);

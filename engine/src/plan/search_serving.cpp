@@ -42,10 +42,45 @@ std::vector<WeightFormat> Formats(const Request& base, const GpuSpec& g) {
   return formats;
 }
 
+// The most repeating layers a layout keeps on its cards when the whole model does not fit
+// (llama.cpp's --n-gpu-layers; the rest run on the CPU from host memory), at one sequence;
+// fit only grows with layers on the cards, so bisection finds it. 0: not even one layer.
+int64_t MostGpuLayers(Request* q, const ParamCounts& c, int64_t* evaluated) {
+  int64_t lo = 0;
+  int64_t hi = q->model.layers - 1;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    q->serving.n_gpu_layers = mid;
+    ++*evaluated;
+    if (CheckFit(*q, c).fits) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  q->serving.n_gpu_layers = -1;
+  return lo;
+}
+
 }  // namespace
 
 CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCounts& c,
                          Ranking ranking) {
+  CardSearch cs = SearchServingLayouts(base, g, c, ranking, /*host_layers=*/false);
+  // Nothing fits on the card's layouts: an engine that runs layers on the CPU keeps as many on
+  // the cards as fit (the answer llama.cpp users expect for a model larger than their card).
+  if (!cs.fit_any && StackOf(base).engine.host_layers && base.serving.n_gpu_layers < 0 &&
+      base.model.layers > 1) {
+    CardSearch partial = SearchServingLayouts(base, g, c, ranking, /*host_layers=*/true);
+    partial.evaluated += cs.evaluated;
+    if (partial.fit_any) return partial;
+    cs.evaluated = partial.evaluated;
+  }
+  return cs;
+}
+
+CardSearch SearchServingLayouts(const Request& base, const GpuSpec& g, const ParamCounts& c,
+                                Ranking ranking, bool host_layers) {
   CardSearch cs;
   const int64_t max_gpus = MaxGpus(base);
   cs.largest_count = max_gpus;
@@ -66,6 +101,12 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
       q.workload = base.workload;
       if (!CheckLayout(base.model, q.parallel).empty()) continue;
       q.workload.SetConcurrency(1);
+      q.serving.n_gpu_layers = base.serving.n_gpu_layers;
+      if (host_layers) {
+        const int64_t most = MostGpuLayers(&q, c, &cs.evaluated);
+        if (most == 0) continue;
+        q.serving.n_gpu_layers = most;
+      }
       const FitCheck f = CheckFit(q, c);
       ++cs.evaluated;
       Track(&cs, q, f);

@@ -242,6 +242,9 @@ struct ServingPolicy {
   /// on the GPUs, the output layer too when it exceeds the layer count; the rest stay in host
   /// memory and run on the CPU. -1 = every layer.
   int64_t gpu_layers = -1;
+  /// Layers can stay in host memory and run on the CPU (gpu_layers): where the whole model
+  /// fits on no layout of a card, the serving search keeps the most layers that do.
+  bool host_layers = false;
   /// Bytes a vocabulary entry per sampled row in the profile's sampler warm-up.
   double sampler_bytes_per_logit = 0;
   /// Without chunked prefill each batch holds whole prompts: the batched-token limit is

@@ -159,6 +159,9 @@ StackProfile LlamaCpp() {
   f.engine.caching_allocator = false;
   f.engine.worst_case_graph = true;
   f.engine.input_embedding_on_host = true;
+  // --n-gpu-layers N offloads the last N repeating layers; the rest run on the CPU from host
+  // memory (llama.cpp README, "Common options"; llama_model_load's n_gpu_layers).
+  f.engine.host_layers = true;
   f.engine.decode_bytes_per_s_per_sm = kLlamaCppBytesPerSm;
   f.sources = {
       "the KV cache is --ctx-size tokens for all --parallel slots together, allocated at "
