@@ -52,5 +52,67 @@ TEST(ExpertParallel, DecodeAddsTheBatchsAllToAllsToEveryToken) {
               2 * 32 * AllToAll8(16384.0), 1e-12);
 }
 
+Json DeepSeek(const Json& parallel) {
+  return {{"model", {{"preset", "deepseek-v3"}}},
+          {"gpu", "h200-sxm-141gb"},
+          {"framework", "sglang"},
+          {"workload",
+           {{"kind", "inference"},
+            {"concurrency", 64},
+            {"prompt_tokens", 2000},
+            {"output_tokens", 500}}},
+          {"parallel", parallel}};
+}
+
+TEST(ExpertParallel, DataParallelAttentionSplitsTheSequencesAndTheirCache) {
+  // DeepSeek-V3's MLA caches the 512-wide latent and the 64-wide RoPE key, 576 x 2 B = 1152 B
+  // per token per layer, 61 layers: 70,272 B a token. Tensor parallel keeps every sequence's
+  // latent on every rank: 64 x 2500 tokens x 70,272 = 11,243,520,000 B. With attention data
+  // parallel over 8 ranks each keeps its own 8 sequences: 1,405,440,000 B.
+  const Json tp = Result(DeepSeek({{"gpus", 8}, {"tp", 8}}));
+  const Json dp = Result(DeepSeek({{"gpus", 8}, {"ep", 8}}));
+  EXPECT_DOUBLE_EQ(PerGpu(tp, "kv_cache"), 11243520000.0);
+  EXPECT_DOUBLE_EQ(PerGpu(dp, "kv_cache"), 1405440000.0);
+  // Each rank decodes its 8 sequences: the 64 together are 64 / TPOT tokens a second.
+  const Json& inf = dp["performance"]["inference"];
+  EXPECT_NEAR(inf["decode_tokens_per_s_total"].get<double>(),
+              64 / (inf["tpot_ms"].get<double>() / 1e3), 1e-6);
+  // One all-to-all moves a rank's 8 tokens x 8 experts x 7168 x 2 B = 917,504 B.
+  EXPECT_NEAR(dp["explain"]["/performance/inference/tpot_ms"]["inputs"]["ep_comm_s"].get<double>(),
+              2 * 58 * AllToAll8(917504.0), 1e-12);
+  // The cache no longer replicated, many more sequences fit.
+  EXPECT_GT(inf["max_concurrency"].get<double>(),
+            3 * tp["performance"]["inference"]["max_concurrency"].get<double>());
+}
+
+TEST(ExpertParallel, TheServingPlanTriesExpertParallelForMoe) {
+  Json q = DeepSeek({{"gpus", 1}});
+  q.erase("gpu");
+  q.erase("parallel");
+  q["workload"]["concurrency"] = 512;
+  q["constraints"] = {{"gpus", {"h200-sxm-141gb", "h100-sxm-80gb"}}, {"max_gpus", 32}};
+  const Json env = Json::parse(ShippedEngine().Plan(q.dump()));
+  ASSERT_TRUE(env["ok"].get<bool>()) << env.dump(1);
+  bool spread = false;
+  for (const Json& rec : env["result"]["recommendations"]) {
+    spread |= rec["parallel"]["ep"].get<int>() > 1;
+    // 671B in fp8 is 671 GB: the H100's 80 GB cards need two nodes, which only expert
+    // parallel spans (tensor parallel stays inside a node).
+    if (rec["gpu"] == "h100-sxm-80gb") {
+      EXPECT_GE(rec["parallel"]["gpus"].get<int>(), 16);
+    }
+  }
+  EXPECT_TRUE(spread) << env["result"]["recommendations"].dump(1);
+  // A dense model never gets an expert layout, and llama.cpp refuses one.
+  Json llama = Result({{"model", {{"preset", "mixtral-8x7b"}}},
+                       {"gpu", "h100-sxm-80gb"},
+                       {"framework", "llama_cpp"},
+                       {"precision", {{"weights", "gguf_q4_k_m"}}},
+                       {"workload", {{"kind", "inference"}}},
+                       {"parallel", {{"gpus", 2}, {"ep", 2}}}});
+  ASSERT_FALSE(llama["infeasible"].empty());
+  EXPECT_EQ(llama["infeasible"][0]["code"], "framework_layout");
+}
+
 }  // namespace
 }  // namespace gpuplan::testing

@@ -261,7 +261,8 @@ TEST(Request, HugeButValidNumbersStayFinite) {
                      {"prompt_tokens", 16777216},
                      {"output_tokens", 16777216},
                      {"concurrency", 1048576}};
-  req["parallel"] = {{"gpus", 1048576}, {"tp", 1}};
+  // On one card: data-parallel ranks would split the sequences between them.
+  req["parallel"] = {{"gpus", 1}, {"tp", 1}};
   const Json env = Envelope(req);
   ASSERT_FALSE(env["ok"].get<bool>()) << env.dump();
   EXPECT_EQ(env["errors"][0]["code"], "result_out_of_range");

@@ -293,15 +293,13 @@ TEST(ServingSettings, LlamaCppLayersLeftOnTheCpuLiveAndRunInHostMemory) {
 }
 
 Json PlanOn(const std::string& model, const std::string& weights, const std::string& card) {
-  const Json q = {{"model", {{"preset", model}}},
-                  {"framework", "llama_cpp"},
-                  {"precision", {{"weights", weights}}},
-                  {"workload",
-                   {{"kind", "inference"},
-                    {"concurrency", 1},
-                    {"prompt_tokens", 512},
-                    {"output_tokens", 256}}},
-                  {"constraints", {{"gpus", {card}}, {"max_gpus", 1}}}};
+  const Json q = {
+      {"model", {{"preset", model}}},
+      {"framework", "llama_cpp"},
+      {"precision", {{"weights", weights}}},
+      {"workload",
+       {{"kind", "inference"}, {"concurrency", 1}, {"prompt_tokens", 512}, {"output_tokens", 256}}},
+      {"constraints", {{"gpus", {card}}, {"max_gpus", 1}}}};
   const Json env = Json::parse(ShippedEngine().Plan(q.dump()));
   EXPECT_TRUE(env["ok"].get<bool>()) << env.dump(1);
   return env["result"];

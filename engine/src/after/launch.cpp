@@ -107,11 +107,16 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
                                                               : w.prefill_chunk_limit);
   const std::string repo = Repo(r, &l.notes);
   const bool fp8_kv = r.precision.kv_cache == KvFormat::kFp8;
+  // Data-parallel ranks split the sequences: each engine rank runs its share.
+  const int64_t dp = std::max<int64_t>(1, p.Dp());
+  const int64_t rank_seqs = (seqs + dp - 1) / dp;
   if (fw == "vllm") {
     Args a = {{"--tensor-parallel-size", N(p.tp)}};
     if (p.pp > 1) a.emplace_back("--pipeline-parallel-size", N(p.pp));
+    if (dp > 1) a.emplace_back("--data-parallel-size", N(dp));
+    if (p.ep > 1) a.emplace_back("--enable-expert-parallel", "");
     a.insert(a.end(), {{"--max-model-len", N(context)},
-                       {"--max-num-seqs", N(seqs)},
+                       {"--max-num-seqs", N(rank_seqs)},
                        {"--max-num-batched-tokens", N(chunk)},
                        {"--gpu-memory-utilization", "0.92"},
                        {"--dtype", TorchDtype(r.precision.weights)}});
@@ -120,8 +125,15 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
     if (fp8_kv) a.emplace_back("--kv-cache-dtype", "fp8");
     l.command = Join("vllm serve " + repo, a);
   } else if (fw == "sglang") {
-    Args a = {{"--model-path", repo}, {"--tp-size", N(p.tp)}};
+    // SGLang's --tp-size counts every GPU of the replica; --dp-size with --enable-dp-attention
+    // runs attention data parallel inside it.
+    Args a = {{"--model-path", repo}, {"--tp-size", N(p.tp * dp)}};
     if (p.pp > 1) a.emplace_back("--pp-size", N(p.pp));
+    if (dp > 1) {
+      a.emplace_back("--dp-size", N(dp));
+      a.emplace_back("--enable-dp-attention", "");
+    }
+    if (p.ep > 1) a.emplace_back("--ep-size", N(p.ep));
     a.insert(a.end(), {{"--context-length", N(context)},
                        {"--max-running-requests", N(seqs)},
                        {"--chunked-prefill-size", N(chunk)},
@@ -134,10 +146,15 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
         "--mem-fraction-static is left to SGLang, which derives it from the card "
         "(the estimate's KV pool uses the same rule)");
   } else if (fw == "tensorrt_llm") {
-    Args a = {{"--tp_size", N(p.tp)},        {"--pp_size", N(p.pp)},
-              {"--max_batch_size", N(seqs)}, {"--max_num_tokens", N(chunk)},
-              {"--max_seq_len", N(context)}, {"--kv_cache_free_gpu_memory_fraction", "0.9"}};
+    Args a = {{"--tp_size", N(p.tp * dp)},        {"--pp_size", N(p.pp)},
+              {"--max_batch_size", N(rank_seqs)}, {"--max_num_tokens", N(chunk)},
+              {"--max_seq_len", N(context)},      {"--kv_cache_free_gpu_memory_fraction", "0.9"}};
+    if (p.ep > 1) a.emplace_back("--ep_size", N(p.ep));
     l.command = Join("trtllm-serve " + repo, a);
+    if (dp > 1) {
+      l.notes.push_back("attention data parallel over the " + N(dp) +
+                        " ranks: enable_attention_dp: true in the --extra_llm_api_options file");
+    }
   } else {  // llama_cpp
     // llama.cpp allocates -c for all slots at start: only as many as one replica holds.
     const int64_t slots = std::max<int64_t>(1, std::min(w.concurrency, seqs));

@@ -74,9 +74,26 @@ auto WithMemoryInput(const Request& r, const ParamCounts& c, bool with_detail,
   const Parallel safe = SafeLayout(r.parallel);
   RuntimeOptions runtime = r.runtime;
   if (r.calibration.allocator_slack >= 0) runtime.allocator_slack = r.calibration.allocator_slack;
-  const MemoryInput in{
-      r.model, c,       r.workload,        r.precision,      r.optimizer, r.techniques,        safe,
-      r.gpu,   runtime, policies.training, policies.serving, with_detail, r.calibration.memory};
+  // A serving rank holds the KV cache and activations of its own share of the sequences.
+  Workload rank = r.workload;
+  if (!rank.IsTraining() && safe.Dp() > 1) {
+    Request q = r;
+    q.parallel = safe;
+    rank.SetConcurrency(RankConcurrency(q));
+  }
+  const MemoryInput in{r.model,
+                       c,
+                       rank,
+                       r.precision,
+                       r.optimizer,
+                       r.techniques,
+                       safe,
+                       r.gpu,
+                       runtime,
+                       policies.training,
+                       policies.serving,
+                       with_detail,
+                       r.calibration.memory};
   return model(in);
 }
 

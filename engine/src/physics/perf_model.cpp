@@ -574,7 +574,11 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
   const GpuSpec& g = r.gpu;
   const Efficiencies eff = DefaultEfficiencies(g);
   InferencePerf out;
-  const double batch = D(concurrency);
+  // Data-parallel ranks each decode their share of the sequences (RankConcurrency); under
+  // expert parallel every rank's experts serve the whole group's tokens.
+  const double group = D(concurrency);
+  const double dp = D(std::max<int64_t>(1, p.Dp()));
+  const double batch = std::ceil(group / dp);
   const double tp = D(p.tp);
   const double peak = MatmulPeak(g, r.precision.weights, false);
   const CalibrationFactors& cal = r.calibration;
@@ -593,8 +597,11 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
     const double ep = D(p.ep);
     const double experts = D(m.moe.experts) / ep;
     const double k = D(m.moe.experts_per_token);
-    // Distinct experts a batch touches: E (1 - (1 - k/E)^B) of this GPU's E.
-    const double touched = experts * (1 - std::pow(1 - std::min(1.0, k / D(m.moe.experts)), batch));
+    // Distinct experts a batch touches: E (1 - (1 - k/E)^B) of this GPU's E; with experts
+    // spread over the ranks, B is the whole group's batch.
+    const double routed = p.ep > 1 ? group : batch;
+    const double touched =
+        experts * (1 - std::pow(1 - std::min(1.0, k / D(m.moe.experts)), routed));
     // This GPU holds 1/ep of the experts and all the rest.
     const double all_experts = D(c.moe_layers) * D(c.moe_layer.expert_linear);
     const double local = all_experts / ep;
@@ -628,13 +635,18 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
   const double host_s = host_weight_bytes / kHostDecodeBandwidth;
   out.tpot_s = std::max(mem_s, comp_s) + out.tp_comm_s + out.ep_comm_s + host_s;
   out.decode_tokens_per_s_per_seq = out.tpot_s > 0 ? 1 / out.tpot_s : 0;
-  out.decode_tokens_per_s_total = batch * out.decode_tokens_per_s_per_seq;
+  out.decode_tokens_per_s_total = group * out.decode_tokens_per_s_per_seq;
 
   // Prefill of one prompt: 2N FLOPs per token plus causal attention, P^2 (q + o widths) per
   // layer; compute-bound, but never faster than reading the weights once.
   const double prompt = D(w.prompt_tokens);
+  // Under expert parallel a prompt's routed-expert work spreads over the ep ranks (balanced
+  // routing assumed); the rest runs on its own rank.
+  const double routed_params =
+      m.IsMoe() ? D(c.moe_layers) * D(m.moe.experts_per_token) * D(c.moe_layer.expert_one) : 0;
+  const double prefill_params = matmul_params - routed_params * (1 - 1 / D(p.ep));
   const double prefill_flops =
-      (2 * matmul_params * prompt + D(m.layers) * prompt * m.CausalAttended(prompt) * qo_width) /
+      (2 * prefill_params * prompt + D(m.layers) * prompt * m.CausalAttended(prompt) * qo_width) /
       tp;
   const double prefill_comm =
       p.tp > 1 ? 2 * D(m.layers) *

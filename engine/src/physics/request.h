@@ -112,6 +112,15 @@ inline TrainingPolicy TrainingPolicyOf(const Request& r) {
   return p;
 }
 
+/// Serving: the data-parallel ranks (parallel.gpus / (tp x pp x cp)) split the requested
+/// concurrency, each running its own batch and KV cache (vLLM's --data-parallel-size, SGLang's
+/// --dp with --enable-dp-attention); the sequences one rank runs. Training: the concurrency.
+inline int64_t RankConcurrency(const Request& r) {
+  const int64_t c = r.workload.concurrency;
+  const int64_t dp = r.workload.IsTraining() ? 1 : std::max<int64_t>(1, r.parallel.Dp());
+  return (c + dp - 1) / dp;
+}
+
 /// The serving policy the request runs under: its engine's at the requested version, with
 /// the request's settings.
 inline ServingPolicy ServingPolicyOf(const Request& r) {

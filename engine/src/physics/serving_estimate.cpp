@@ -19,11 +19,13 @@ using text::D;
 // together (llama.cpp's), 0 when none.
 bool FitsAt(Request* q, const Estimate& e, int64_t concurrency, int64_t n_ctx,
             const MemoryPolicies& policies) {
-  if (e.framework.max_seqs > 0 && concurrency > e.framework.max_seqs) return false;
+  q->workload.SetConcurrency(concurrency);
+  // An engine's caps hold per data-parallel rank.
+  const int64_t rank = RankConcurrency(*q);
+  if (e.framework.max_seqs > 0 && rank > e.framework.max_seqs) return false;
   // A context allocated at start for every sequence holds so many.
   const int64_t per_sequence = q->workload.prompt_tokens + q->workload.output_tokens;
-  if (n_ctx > 0 && concurrency * per_sequence > n_ctx) return false;
-  q->workload.SetConcurrency(concurrency);
+  if (n_ctx > 0 && rank * per_sequence > n_ctx) return false;
   return FitsCard(*q, MemoryOf(*q, e.params, /*with_detail=*/false, policies).per_gpu);
 }
 
@@ -189,10 +191,12 @@ void AddServing(const Request& r, Estimate* e) {
   const int64_t full = s.engine_concurrency;
   // At saturation each iteration decodes B tokens and, chunked in, prefills B x P / O prompt
   // tokens: the requests that finished are replaced, each paying its prompt once.
+  // Data-parallel ranks prefill their own share.
+  const double ranks = D(std::max<int64_t>(1, safe.parallel.Dp()));
   const auto saturated = [&](int64_t b) {
     const InferencePerf p = at(b);
     const double out_tokens = D(std::max<int64_t>(1, r.workload.output_tokens));
-    const double iteration = p.tpot_s + D(b) / out_tokens * p.prefill_compute_s;
+    const double iteration = p.tpot_s + std::ceil(D(b) / ranks) / out_tokens * p.prefill_compute_s;
     return iteration > 0 ? D(b) / iteration : 0;
   };
   s.max_throughput_tokens_per_s = full > 0 ? saturated(full) : 0;
@@ -218,7 +222,9 @@ void AddServing(const Request& r, Estimate* e) {
   const bool runs = FitsCard(probe, e->memory.per_gpu);
   const int64_t asked = r.workload.concurrency;
   int64_t served = asked;
-  if (e->framework.max_seqs > 0) served = std::min(served, e->framework.max_seqs);
+  if (e->framework.max_seqs > 0) {
+    served = std::min(served, e->framework.max_seqs * std::max<int64_t>(1, safe.parallel.Dp()));
+  }
   if (!runs) served = std::min(served, lo);
   s.served_concurrency = served;
   if (served != asked) {

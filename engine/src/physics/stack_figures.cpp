@@ -48,7 +48,7 @@ double KvPoolBytes(const ServingPolicy& s, const GpuSpec& g, const Parallel& p, 
 // KV bytes per token of the request's context, as the cache holds it.
 double KvTokenBytes(const Request& r, const ServingPolicy& s, const MemoryBreakdown& b) {
   const double context = text::D(r.workload.prompt_tokens + r.workload.output_tokens);
-  const double sequences = text::D(std::max<int64_t>(1, r.workload.concurrency));
+  const double sequences = text::D(std::max<int64_t>(1, RankConcurrency(r)));
   const double tokens = s.context_tokens > 0 ? text::D(s.context_tokens) : context * sequences;
   return tokens > 0 ? b.kv_cache / tokens : 0;
 }
@@ -145,7 +145,7 @@ void AddFramework(const Request& r, Estimate* e) {
                                      "; the requested concurrency needs " + Gib(b.kv_cache),
                                  "/workload/concurrency"});
   }
-  const double wanted = context * text::D(r.workload.concurrency);
+  const double wanted = context * text::D(RankConcurrency(r));
   if (e->infeasible.empty() && engine.context_tokens > 0 && wanted > D(engine.context_tokens)) {
     e->fits = false;
     e->infeasible.push_back(
@@ -166,11 +166,12 @@ void AddFramework(const Request& r, Estimate* e) {
                  " rejects such a request",
              "/serving/max_model_len"});
   }
-  if (d.max_seqs > 0 && r.workload.concurrency > d.max_seqs) {
+  if (d.max_seqs > 0 && RankConcurrency(r) > d.max_seqs) {
     e->warnings.push_back(Note{"engine_max_seqs",
                                {{"max_seqs", text::D(d.max_seqs)}},
                                std::string(f.name) + " runs at most " + std::to_string(d.max_seqs) +
-                                   " sequences at once on this card by default; the rest queue",
+                                   " sequences at once per rank on this card by default; the "
+                                   "rest queue",
                                "/workload/concurrency"});
   }
 }

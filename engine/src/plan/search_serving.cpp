@@ -3,6 +3,7 @@
 // replicas as the requested concurrency needs (online) or one replica at its largest batch
 // (offline). Seed 003: serving asks bandwidth and memory at the latency target.
 #include <cmath>
+#include <vector>
 
 #include "plan/search.h"
 
@@ -40,6 +41,32 @@ std::vector<WeightFormat> Formats(const Request& base, const GpuSpec& g) {
     }
   }
   return formats;
+}
+
+// A replica's layouts: tensor parallel within a node (an engine that splits by layers: that
+// many pipeline stages), and for a MoE model on an engine that spreads experts, data-parallel
+// attention with the experts over 2 to 32 cards (DeepSeek-V3's own deployment spans nodes).
+std::vector<Parallel> Layouts(const Request& base, const GpuSpec& g, int64_t max_gpus,
+                              bool host_layers) {
+  std::vector<Parallel> out;
+  const ServingPolicy& engine = StackOf(base).engine;
+  for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(max_gpus, g.gpus_per_node)); tp *= 2) {
+    Parallel p;
+    p.gpus = tp;
+    p.tp = tp;
+    if (engine.layer_split) std::swap(p.tp, p.pp);
+    out.push_back(p);
+  }
+  if (base.model.IsMoe() && engine.expert_parallel && !host_layers) {
+    for (int64_t n = 2; n <= std::min<int64_t>(32, max_gpus); n *= 2) {
+      if (n > 4 * g.gpus_per_node || base.model.moe.experts % n != 0) continue;
+      Parallel p;
+      p.gpus = n;
+      p.ep = n;
+      out.push_back(p);
+    }
+  }
+  return out;
 }
 
 // The most repeating layers a layout keeps on its cards when the whole model does not fit
@@ -89,12 +116,10 @@ CardSearch SearchServingLayouts(const Request& base, const GpuSpec& g, const Par
   // strings and all, costs about what a memory check does).
   Request q = base;
   q.gpu = g;
-  for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(max_gpus, g.gpus_per_node)); tp *= 2) {
+  for (const Parallel& layout : Layouts(base, g, max_gpus, host_layers)) {
+    const int64_t tp = layout.gpus;  // cards in one replica
     for (WeightFormat format : Formats(base, g)) {
-      q.parallel = Parallel{};
-      q.parallel.gpus = tp;
-      q.parallel.tp = tp;
-      if (StackOf(base).engine.layer_split) std::swap(q.parallel.tp, q.parallel.pp);
+      q.parallel = layout;
       q.precision.weights = format;
       q.precision.quant =
           format == WeightFormat::kAwqInt4 ? QuantOptions{128, true} : base.precision.quant;

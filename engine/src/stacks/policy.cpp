@@ -169,6 +169,9 @@ std::string LayoutProblem(const StackProfile& s, const Parallel& p) {
     if (s.engine.layer_split && p.tp > 1) {
       return std::string(s.name) + " splits a model over GPUs by layers: use pp, not tp";
     }
+    if (p.ep > 1 && !s.engine.expert_parallel) {
+      return std::string(s.name) + " does not spread a model's experts over GPUs: ep must be 1";
+    }
     return "";
   }
   if (!s.layouts.model_parallel && (p.tp > 1 || p.pp > 1 || p.cp > 1)) {

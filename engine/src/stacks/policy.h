@@ -202,6 +202,9 @@ struct ServingPolicy {
   const char* first_tier_generation = nullptr;  ///< takes caps[0] whatever its memory
   int64_t wide_tp = 4;
   bool layer_split = false;  ///< multi-GPU by layers (pipeline), not tensor parallel
+  /// Runs a MoE model's experts spread over the GPUs (expert parallel) with attention data
+  /// parallel across them, each rank its own sequences and KV cache.
+  bool expert_parallel = false;
   /// kCardMinusReserve given a static share instead (SGLang's --mem-fraction-static): the
   /// weights and the pool take this share of the card; 0 = the reserve rule.
   double static_fraction = 0;

@@ -49,6 +49,9 @@ StackProfile Vllm() {
       "(gfx942), MI350/MI355X (gfx950), Radeon RX 7900 (gfx1100/1101) and RX 9000 "
       "(gfx1200/1201); the V0 engine was removed in v0.11.0";
   f.serving = true;
+  // --enable-expert-parallel with --data-parallel-size: attention data parallel, experts
+  // spread (docs.vllm.ai serving/expert_parallel_deployment and data_parallel_deployment).
+  f.engine.expert_parallel = true;
   f.engine.kv_budget = KvBudget::kShareOfCard;
   f.engine.memory_fraction = 0.92;
   f.engine.graph_bytes = 0.5 * kGiB;
@@ -101,6 +104,9 @@ StackProfile Sglang() {
       "end-of-life RFC, sglang issue #6006; 'no kernel image' on T4 and RTX 2080 with 2026 "
       "wheels)";
   f.serving = true;
+  // --enable-dp-attention with --dp and --ep-size (docs.sglang.io advanced_features
+  // dp_dpa_router_guide; server arguments).
+  f.engine.expert_parallel = true;
   f.engine.kv_budget = KvBudget::kCardMinusReserve;
   f.engine.reserve = {512 * kMiB, 1.5 * kMiB, 2048, 2 * kMiB, kGiB / 8, 10 * kGiB, 60e9};
   f.engine.caps = {{{20, 2048, 0, 8, 8},
@@ -132,6 +138,9 @@ StackProfile TensorRtLlm() {
       "TensorRT-LLM supported hardware (nvidia.github.io/TensorRT-LLM/supported-hardware): "
       "Blackwell, Hopper, Ada, Ampere; Volta support removed after 0.14.0 (PR #2389)";
   f.serving = true;
+  // enable_attention_dp with moe_expert_parallel_size (nvidia.github.io/TensorRT-LLM
+  // features/parallel-strategy).
+  f.engine.expert_parallel = true;
   f.engine.kv_budget = KvBudget::kShareOfFree;
   f.engine.memory_fraction = 0.9;
   f.engine.caps = {{{kUnbounded, 8192, 2048}}};
