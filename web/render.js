@@ -266,7 +266,8 @@ export function summarize(rec) {
   const setup = inf
     ? [`${rec.replicas} × ${p.gpus}`, ...axes,
       rec.concurrency_per_replica ? t('setup_per_replica', rec.concurrency_per_replica) : '',
-      rec.serving?.n_gpu_layers >= 0 ? t('setup_gpu_layers', rec.serving.n_gpu_layers) : ''].filter(Boolean).join(' · ')
+      rec.serving?.n_gpu_layers >= 0 ? t('setup_gpu_layers', rec.serving.n_gpu_layers) : '',
+      rec.serving?.n_cpu_moe > 0 ? t('setup_cpu_moe', rec.serving.n_cpu_moe) : ''].filter(Boolean).join(' · ')
     : [[...axes, `DP${dp}`, p.zero ? `ZeRO-${p.zero}` : ''].filter(Boolean).join(' '),
       t('setup_mb_ga', rec.micro_batch, rec.grad_accum)].join(' · ');
   // Serving: parallel.gpus is one replica, and the estimate (throughput, cost, power) is for it.

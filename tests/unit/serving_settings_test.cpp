@@ -328,5 +328,40 @@ TEST(ServingSettings, PlanKeepsTheLayersThatFitWhenTheModelDoesNot) {
   EXPECT_FALSE(whole["recommendations"][0].contains("serving"));
 }
 
+TEST(ServingSettings, LlamaCppExpertsOnTheCpuAreReadAsTokensRouteThem) {
+  // Qwen3-30B-A3B in bf16 on an RTX 4090 with --n-cpu-moe 48 (every layer's routed experts in
+  // host memory): 48 layers x 128 experts x 3 x 2048 x 768 = 28,991,029,248 parameters, 2 B
+  // each: 57,982,058,496 B on the host. On the card: the other 30,532,122,624 - 28,991,029,248
+  // less llama.cpp's host-side input table (151,936 x 2048 = 311,164,928): 1,229,928,448 x 2 B
+  // = 2,459,856,896 B. One token: the card reads those and 640 tokens x 98,304 B of KV cache,
+  // 2,522,771,456 B at 1008 GB/s x 0.66 = 3.7920 ms; the CPU reads the 8 experts of 128 it
+  // routes to, 57,982,058,496 x 8 / 128 = 3,623,878,656 B at the assumed 50 GB/s = 72.4776 ms.
+  const Json r = Result({{"model", {{"preset", "qwen3-30b-a3b"}}},
+                         {"gpu", "rtx-4090-24gb"},
+                         {"framework", "llama_cpp"},
+                         {"workload",
+                          {{"kind", "inference"}, {"prompt_tokens", 512}, {"output_tokens", 256}}},
+                         {"serving", {{"n_cpu_moe", 48}}}});
+  EXPECT_DOUBLE_EQ(r["memory"]["offloaded_bytes_per_gpu"].get<double>(), 57982058496.0);
+  EXPECT_DOUBLE_EQ(PerGpu(r, "weights"), 2459856896.0);
+  EXPECT_NEAR(r["performance"]["inference"]["tpot_ms"].get<double>(), 72.4776 + 3.7920, 1e-3);
+  EXPECT_TRUE(Warns(r, "experts_on_cpu"));
+}
+
+TEST(ServingSettings, PlanKeepsExpertsOnTheCpuBeforeWholeLayers) {
+  // The same model planned on one RTX 4090: with 20% headroom the card takes 21.47e9 B; the
+  // non-expert weights (2.46e9), 1 GiB of runtime, about 0.42e9 of compute buffer and 0.08e9
+  // of KV cache leave about 17.5e9 for experts at 1,207,959,552 B a layer: 14 layers' experts
+  // on the card, the first 34 layers' on the CPU. Whole layers stay on the card.
+  const Json p = PlanOn("qwen3-30b-a3b", "bf16", "rtx-4090-24gb");
+  ASSERT_EQ(p["recommendations"].size(), 1U) << p["rejected"].dump(1);
+  const Json& rec = p["recommendations"][0];
+  const int64_t cpu_moe = rec["serving"]["n_cpu_moe"].get<int64_t>();
+  EXPECT_GE(cpu_moe, 33);
+  EXPECT_LE(cpu_moe, 35);
+  EXPECT_FALSE(rec["serving"].contains("n_gpu_layers"));
+  EXPECT_TRUE(Warns(rec["estimate"], "experts_on_cpu"));
+}
+
 }  // namespace
 }  // namespace gpuplan::testing

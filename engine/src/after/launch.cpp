@@ -163,6 +163,7 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
     Args a = {{"-m", "model.gguf"}, {"-c", N(slots * context)},
               {"-np", N(slots)},    {"-ngl", ngl >= 0 ? N(ngl) : std::string("999")},
               {"-ub", N(chunk)},    {"-fa", "on"}};
+    if (r.serving.n_cpu_moe > 0) a.emplace_back("--n-cpu-moe", N(r.serving.n_cpu_moe));
     if (p.gpus > 1) a.emplace_back("-sm", "layer");
     if (r.precision.kv_cache == KvFormat::kInt8 || fp8_kv) {
       a.emplace_back("-ctk", "q8_0");

@@ -445,12 +445,18 @@ void WriteRow(TextWriter* w, const PlanChoice& c, Basis* basis) {
   w->String(c.rank_reason);
   w->Key("replicas");
   w->Int(c.replicas);
-  if (q.serving.n_gpu_layers >= 0) {
-    // The layers the plan kept on the cards when the whole model did not fit.
+  if (q.serving.n_gpu_layers >= 0 || q.serving.n_cpu_moe >= 0) {
+    // What the plan kept in host memory when the whole model did not fit on the cards.
     w->Key("serving");
     w->BeginObject();
-    w->Key("n_gpu_layers");
-    w->Int(q.serving.n_gpu_layers);
+    if (q.serving.n_cpu_moe >= 0) {
+      w->Key("n_cpu_moe");
+      w->Int(q.serving.n_cpu_moe);
+    }
+    if (q.serving.n_gpu_layers >= 0) {
+      w->Key("n_gpu_layers");
+      w->Int(q.serving.n_gpu_layers);
+    }
     w->EndObject();
   }
   w->EndObject();

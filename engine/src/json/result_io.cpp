@@ -429,9 +429,9 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
          {"rank_reason", c.rank_reason},
          {"almost_fits", AlmostFitJson(c.almost_fits)},
          {"fewest_cards", FewestJson(c.fewest_cards)}});
-    if (q.serving.n_gpu_layers >= 0) {
-      recs.back()["serving"] = {{"n_gpu_layers", q.serving.n_gpu_layers}};
-    }
+    if (q.serving.n_gpu_layers >= 0)
+      recs.back()["serving"]["n_gpu_layers"] = q.serving.n_gpu_layers;
+    if (q.serving.n_cpu_moe >= 0) recs.back()["serving"]["n_cpu_moe"] = q.serving.n_cpu_moe;
   }
   Json out = PlanHead(pr, plan, catalog_version, /*full=*/true);
   out["recommendations"] = std::move(recs);

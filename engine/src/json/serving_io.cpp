@@ -18,7 +18,7 @@ struct Setting {
   const char* key;
   const char* engines;
 };
-constexpr std::array<Setting, 17> kSettings{{
+constexpr std::array<Setting, 18> kSettings{{
     {"version", "*"},
     {"max_num_seqs", "vllm sglang tensorrt_llm"},
     {"max_num_batched_tokens", "vllm sglang tensorrt_llm"},
@@ -32,6 +32,7 @@ constexpr std::array<Setting, 17> kSettings{{
     {"n_batch", "llama_cpp"},
     {"n_ubatch", "llama_cpp"},
     {"n_gpu_layers", "llama_cpp"},
+    {"n_cpu_moe", "llama_cpp"},
     {"split_mode", "llama_cpp"},
     {"cache_type_k", "llama_cpp"},
     {"cache_type_v", "llama_cpp"},
@@ -138,6 +139,7 @@ void ReadServing(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
       // The estimate says what stays on the CPU (layers_on_cpu, setup_warnings.cpp).
       if (ngl >= 0 && ngl <= layers) o.n_gpu_layers = ngl;
     }
+    if (r.Has("n_cpu_moe")) o.n_cpu_moe = r.Int("n_cpu_moe", 0, layers).value_or(-1);
     const std::string split = r.EnumOr("split_mode", "layer", {"layer", "row", "none"});
     if (split == "row") {
       out->warnings.push_back(Note{"engine_setting_not_modelled",

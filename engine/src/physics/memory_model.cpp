@@ -134,6 +134,7 @@ void AssembleStage(const Stage& s, MemoryResult* r) {
     d.Record("peak.end_of_backward", r->moments[1].Total());
   }
   r->offloaded_bytes_per_gpu = offloaded + HostWeightBytes(s);
+  r->host_expert_bytes = HostExpertBytes(s);
 }
 
 MemoryResult StageMemory(const MemoryInput& in, int64_t stage) {

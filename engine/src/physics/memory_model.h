@@ -63,6 +63,7 @@ struct MemoryResult {
   /// Serving: the KV cache one token of context adds on this GPU, over the stage's layers
   /// (detail's "kv_cache.bytes_per_token", without the detail's allocations).
   double kv_bytes_per_token = 0;
+  double host_expert_bytes = 0;  ///< of offloaded_bytes_per_gpu: routed experts on the CPU
   std::map<std::string, Explanation> explain;  ///< keyed by JSON pointer under /memory
   std::vector<Note> warnings;
 };

@@ -48,8 +48,10 @@ double GgufLinearBytes(const Stage& s) {
     const LayerParams& l = m.IsMoeLayer(i) ? c.moe_layer : c.dense_layer;
     const auto t = [&](GgufTensor kind) { return GgufBits(f, kind, i, gm); };
     const double qk = D(l.attn_linear - l.attn_v - l.attn_o);
-    const double experts_down = D(l.expert_down) / ep;
-    const double experts_rest = D(l.expert_linear - l.expert_down) / ep;
+    // Experts kept on the CPU (--n-cpu-moe) are not on the GPU.
+    const double on_gpu = i < s.cpu_moe_layers ? 0 : 1;
+    const double experts_down = on_gpu * D(l.expert_down) / ep;
+    const double experts_rest = on_gpu * D(l.expert_linear - l.expert_down) / ep;
     bits += qk * t(GgufTensor::kAttnQK) + D(l.attn_v) * t(GgufTensor::kAttnV) +
             D(l.attn_o) * t(GgufTensor::kAttnOut) +
             (D(l.mlp_linear - l.mlp_down) + experts_rest) * t(GgufTensor::kFfnUpGate) +
@@ -177,6 +179,20 @@ double OptimizerStateBytes(Optimizer o, int64_t hidden, StateDtype dtype, double
   return fp32 * (dtype == StateDtype::kBf16 ? 2 : param_bytes) / 4;
 }
 
+namespace {
+
+// The share of this stage's MoE layers whose routed experts stay on the CPU.
+double CpuMoeShare(const Stage& s) {
+  if (s.cpu_moe_layers <= 0 || s.layers.moe <= 0) return 0;
+  int64_t on_cpu = 0;
+  for (int64_t i = s.layers.begin; i < std::min(s.layers.end, s.cpu_moe_layers); ++i) {
+    on_cpu += s.in.model.IsMoeLayer(i) ? 1 : 0;
+  }
+  return D(on_cpu) / D(s.layers.moe);
+}
+
+}  // namespace
+
 double WeightBytes(const Stage& s, const Detail& d) {
   const WeightFormat f = s.in.precision.weights;
   const bool gguf = IsGguf(f);
@@ -184,7 +200,8 @@ double WeightBytes(const Stage& s, const Detail& d) {
   // Norms and biases: fp32 in GGUF files and fp32 models, else the 16-bit compute type.
   const double other_bytes = (s.fp32_model || s.kbit_upcast || gguf) ? 4 : 2;
   const double linear =
-      gguf ? GgufLinearBytes(s) : g.linear * s.linear_bits / 8 + g.expert * s.expert_bits / 8;
+      gguf ? GgufLinearBytes(s)
+           : g.linear * s.linear_bits / 8 + g.expert * s.expert_bits / 8 * (1 - CpuMoeShare(s));
   // An untied input table an engine keeps in host memory is not on the GPU.
   const bool table_on_host = !s.full_training && s.in.workload.kind == WorkloadKind::kInference &&
                              s.in.serving.input_embedding_on_host && !s.in.model.tied_embeddings;
@@ -202,12 +219,21 @@ double WeightBytes(const Stage& s, const Detail& d) {
 }
 
 double HostWeightBytes(const Stage& s) {
-  if (s.gpu_layer_share >= 1 && s.output_on_gpu) return 0;
+  if (s.gpu_layer_share >= 1 && s.output_on_gpu && s.cpu_moe_layers == 0) return 0;
   const Detail none(false, nullptr);
   Stage all = s;
   all.gpu_layer_share = 1;
   all.output_on_gpu = true;
+  all.cpu_moe_layers = 0;
   return WeightBytes(all, none) - WeightBytes(s, none);
+}
+
+double HostExpertBytes(const Stage& s) {
+  if (s.cpu_moe_layers == 0) return 0;
+  const Detail none(false, nullptr);
+  Stage gpu = s;
+  gpu.cpu_moe_layers = 0;
+  return WeightBytes(gpu, none) - WeightBytes(s, none);
 }
 
 TrainingState TrainingStateBytes(const Stage& s, double weights, const Detail& d) {

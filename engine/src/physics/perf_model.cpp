@@ -567,7 +567,8 @@ double DecodeBandwidth(const Request& r) {
 
 InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
                                 double weight_bytes_read, double kv_bytes_per_token,
-                                double decode_bandwidth, double host_weight_bytes) {
+                                double decode_bandwidth, double host_weight_bytes,
+                                double host_expert_bytes) {
   const ModelSpec& m = r.model;
   const Workload& w = r.workload;
   const Parallel& p = r.parallel;
@@ -593,6 +594,8 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
   // Decode: a token passes every stage, reading each tensor-parallel rank's weights (MoE:
   // only the experts the batch routes to) and the batch's KV cache.
   double weights = weight_bytes_read;
+  // The share of the routed experts a step reads: each GPU's, or the CPU's (--n-cpu-moe).
+  double expert_share_read = 1;
   if (m.IsMoe() && c.moe_layers > 0) {
     const double ep = D(p.ep);
     const double experts = D(m.moe.experts) / ep;
@@ -602,11 +605,18 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
     const double routed = p.ep > 1 ? group : batch;
     const double touched =
         experts * (1 - std::pow(1 - std::min(1.0, k / D(m.moe.experts)), routed));
-    // This GPU holds 1/ep of the experts and all the rest.
+    // This GPU holds 1/ep of the experts (of the layers whose experts it keeps) and all the
+    // rest.
+    int64_t cpu_moe = 0;
+    if (host_expert_bytes > 0) {
+      const int64_t below = std::min(m.layers, ServingPolicyOf(r).cpu_moe_layers);
+      for (int64_t i = 0; i < below; ++i) cpu_moe += m.IsMoeLayer(i) ? 1 : 0;
+    }
     const double all_experts = D(c.moe_layers) * D(c.moe_layer.expert_linear);
-    const double local = all_experts / ep;
+    const double local = all_experts / ep * (1 - D(cpu_moe) / D(c.moe_layers));
     const double share = local / std::max(1.0, D(c.total) - all_experts + local);
-    weights *= (1 - share) + share * std::min(1.0, touched / experts);
+    expert_share_read = std::min(1.0, touched / experts);
+    weights *= (1 - share) + share * expert_share_read;
   }
   const double context = D(w.prompt_tokens) + D(w.output_tokens) / 2;  // average over decode
   // Sliding-window layers read and attend to at most the window.
@@ -632,7 +642,9 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
   };
   out.ep_comm_s = ep_seconds(batch);
   // Layers left on the CPU run after the GPU's, reading their weights from host memory.
-  const double host_s = host_weight_bytes / kHostDecodeBandwidth;
+  // Experts left on the CPU: it reads those the batch routes to.
+  const double host_s =
+      (host_weight_bytes + host_expert_bytes * expert_share_read) / kHostDecodeBandwidth;
   out.tpot_s = std::max(mem_s, comp_s) + out.tp_comm_s + out.ep_comm_s + host_s;
   out.decode_tokens_per_s_per_seq = out.tpot_s > 0 ? 1 / out.tpot_s : 0;
   out.decode_tokens_per_s_total = group * out.decode_tokens_per_s_per_seq;

@@ -111,7 +111,8 @@ double MatmulPeak(const GpuSpec& g, WeightFormat w, bool training);
 /// each step.
 InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
                                 double weight_bytes_read, double kv_bytes_per_token,
-                                double decode_bandwidth, double host_weight_bytes = 0);
+                                double decode_bandwidth, double host_weight_bytes = 0,
+                                double host_expert_bytes = 0);
 
 /// Host memory bandwidth a CPU reaches decoding the layers it keeps (llama.cpp's
 /// n_gpu_layers): dual-channel DDR5-4800 gives 76.8 GB/s, of which ~2/3 is reached; an

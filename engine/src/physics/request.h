@@ -61,6 +61,7 @@ struct ServingOverrides {
   std::optional<int64_t> block_size;
   int64_t n_ctx = 0;              ///< llama.cpp: the context allocated for all slots (0: as needed)
   int64_t n_gpu_layers = -1;      ///< llama.cpp: layers on the GPUs (-1: all)
+  int64_t n_cpu_moe = -1;         ///< llama.cpp: layers whose routed experts stay on the CPU
   std::optional<double> k_bytes;  ///< llama.cpp --cache-type-k, bytes per element
   std::optional<double> v_bytes;  ///< llama.cpp --cache-type-v
 };
@@ -132,6 +133,7 @@ inline ServingPolicy ServingPolicyOf(const Request& r) {
   if (o.block_size) p.block_tokens = *o.block_size;
   if (o.n_ctx > 0) p.context_tokens = o.n_ctx;
   if (o.n_gpu_layers >= 0) p.gpu_layers = o.n_gpu_layers;
+  if (o.n_cpu_moe >= 0) p.cpu_moe_layers = o.n_cpu_moe;
   if (o.k_bytes) p.k_bytes = *o.k_bytes;
   if (o.v_bytes) p.v_bytes = *o.v_bytes;
   // Whole prompts in a batch: the longest prompt the model takes is one batch.

@@ -35,7 +35,8 @@ bool FitsAt(Request* q, const Estimate& e, int64_t concurrency, int64_t n_ctx,
 struct Reads {
   double weights = 0;
   double kv_per_token = 0;
-  double host_weights = 0;
+  double host_weights = 0;  ///< layers on the CPU, read whole every step
+  double host_experts = 0;  ///< routed experts on the CPU, read as the batch routes
 };
 Reads DecodeReads(const Request& r, const ParamCounts& c) {
   Request one = r;
@@ -52,7 +53,8 @@ Reads DecodeReads(const Request& r, const ParamCounts& c) {
     const double bits = b.embeddings_16bit ? (fp32 ? 32 : 16) : b.embedding_bits;
     weights -= D(r.model.vocab) * D(r.model.hidden) * bits / 8 / D(r.parallel.tp);
   }
-  return {weights, m.kv_bytes_per_token, m.offloaded_bytes_per_gpu};
+  return {weights, m.kv_bytes_per_token, m.offloaded_bytes_per_gpu - m.host_expert_bytes,
+          m.host_expert_bytes};
 }
 
 // The serving figures' formulas and inputs (the page's detail view shows them).
@@ -137,7 +139,7 @@ void AddServing(const Request& r, Estimate* e) {
   const int64_t n_ctx = policies.serving.context_tokens;
   const auto at = [&](int64_t c) {
     return EstimateInference(safe, e->params, c, reads.weights, reads.kv_per_token, bandwidth,
-                             reads.host_weights);
+                             reads.host_weights, reads.host_experts);
   };
   ServingEstimate& s = e->serving;
   s.at_request = at(r.workload.concurrency);

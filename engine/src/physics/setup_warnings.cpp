@@ -45,6 +45,16 @@ void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
                  "50 GB/s of host memory bandwidth",
              "/serving/n_gpu_layers"});
   }
+  const int64_t cpu_moe = r.serving.n_cpu_moe;
+  if (!r.workload.IsTraining() && m.IsMoe() && cpu_moe > 0) {
+    e->warnings.push_back(
+        Note{"experts_on_cpu",
+             {{"n_cpu_moe", D(cpu_moe)}, {"layers", D(m.layers)}},
+             "serving.n_cpu_moe keeps the routed experts of the first " + std::to_string(cpu_moe) +
+                 " layers in host memory; the CPU reads the experts each token routes to at an "
+                 "assumed 50 GB/s of host memory bandwidth",
+             "/serving/n_cpu_moe"});
+  }
   if (p.sequence_parallel && p.tp == 1) {
     warn("sequence_parallel_without_tp", {},
          "sequence parallelism splits activations over tp ranks; tp is 1");

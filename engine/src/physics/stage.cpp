@@ -89,6 +89,9 @@ Stage::Stage(const MemoryInput& input, int64_t stage)
     gpu_layer_share = std::min(1.0, D(on_gpu) / D(input.model.layers));
     output_on_gpu = on_gpu > input.model.layers;
   }
+  if (!input.workload.IsTraining() && input.model.IsMoe()) {
+    cpu_moe_layers = input.serving.cpu_moe_layers;
+  }
   // Training keeps 16-bit weights for fp8 compute (Transformer Engine casts per step).
   linear_bits = (full_training && prec.weights == WeightFormat::kFp8) ? 16 : bits.bits_per_weight;
   expert_bits = bits.expert_bits > 0 ? bits.expert_bits : linear_bits;

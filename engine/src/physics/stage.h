@@ -55,6 +55,9 @@ struct Stage {
   /// repeating layers on the GPUs, and whether the output layer is there too.
   double gpu_layer_share = 1;
   bool output_on_gpu = true;
+  /// Serving: the routed experts of layers below this index stay in host memory
+  /// (ServingPolicy::cpu_moe_layers).
+  int64_t cpu_moe_layers = 0;
   double shard;  ///< ranks ZeRO shards over
   double linear_bits = 16;
   double expert_bits = 16;  ///< routed experts (gpt-oss: MXFP4 beside bf16 attention)
@@ -95,6 +98,9 @@ struct TrainingState {
 double WeightBytes(const Stage& s, const Detail& d);
 /// Weights a stage keeps in host memory (layers left on the CPU); 0 when all are on GPUs.
 double HostWeightBytes(const Stage& s);
+/// The part of it that is routed experts kept on the CPU (--n-cpu-moe): a token reads only
+/// the experts it routes to.
+double HostExpertBytes(const Stage& s);
 TrainingState TrainingStateBytes(const Stage& s, double weights, const Detail& d);
 /// Moves what offloading (or a paged optimizer) keeps in host memory out of `state`; returns
 /// the bytes moved.

@@ -89,6 +89,27 @@ int64_t MostGpuLayers(Request* q, const ParamCounts& c, int64_t* evaluated) {
   return lo;
 }
 
+// The fewest layers whose routed experts, kept on the CPU (llama.cpp's --n-cpu-moe), let the
+// rest fit on the layout's cards: attention and the shared weights stay on the GPU and the CPU
+// reads only the experts a token routes to, far faster than whole layers there. 0: even every
+// expert on the CPU does not fit.
+int64_t FewestCpuMoeLayers(Request* q, const ParamCounts& c, int64_t* evaluated) {
+  int64_t lo = 1;
+  int64_t hi = q->model.layers + 1;  // one past: none fits
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    q->serving.n_cpu_moe = mid;
+    ++*evaluated;
+    if (CheckFit(*q, c).fits) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  q->serving.n_cpu_moe = -1;
+  return lo > q->model.layers ? 0 : lo;
+}
+
 }  // namespace
 
 CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCounts& c,
@@ -97,7 +118,7 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
   // Nothing fits on the card's layouts: an engine that runs layers on the CPU keeps as many on
   // the cards as fit (the answer llama.cpp users expect for a model larger than their card).
   if (!cs.fit_any && StackOf(base).engine.host_layers && base.serving.n_gpu_layers < 0 &&
-      base.model.layers > 1) {
+      base.serving.n_cpu_moe < 0 && base.model.layers > 1) {
     CardSearch partial = SearchServingLayouts(base, g, c, ranking, /*host_layers=*/true);
     partial.evaluated += cs.evaluated;
     if (partial.fit_any) return partial;
@@ -127,10 +148,19 @@ CardSearch SearchServingLayouts(const Request& base, const GpuSpec& g, const Par
       if (!CheckLayout(base.model, q.parallel).empty()) continue;
       q.workload.SetConcurrency(1);
       q.serving.n_gpu_layers = base.serving.n_gpu_layers;
+      q.serving.n_cpu_moe = base.serving.n_cpu_moe;
       if (host_layers) {
-        const int64_t most = MostGpuLayers(&q, c, &cs.evaluated);
-        if (most == 0) continue;
-        q.serving.n_gpu_layers = most;
+        // A MoE model keeps its experts on the CPU first, whole layers only if that fails.
+        const int64_t experts = q.model.IsMoe() && base.serving.n_cpu_moe < 0
+                                    ? FewestCpuMoeLayers(&q, c, &cs.evaluated)
+                                    : 0;
+        if (experts > 0) {
+          q.serving.n_cpu_moe = experts;
+        } else {
+          const int64_t most = MostGpuLayers(&q, c, &cs.evaluated);
+          if (most == 0) continue;
+          q.serving.n_gpu_layers = most;
+        }
       }
       const FitCheck f = CheckFit(q, c);
       ++cs.evaluated;

@@ -248,6 +248,10 @@ struct ServingPolicy {
   /// Layers can stay in host memory and run on the CPU (gpu_layers): where the whole model
   /// fits on no layout of a card, the serving search keeps the most layers that do.
   bool host_layers = false;
+  /// llama.cpp's --n-cpu-moe N: the routed experts of the first N layers stay in host memory
+  /// and run on the CPU, which reads only the experts a token routes to; attention, shared
+  /// experts and the rest stay on the GPUs. 0 = none.
+  int64_t cpu_moe_layers = 0;
   /// Bytes a vocabulary entry per sampled row in the profile's sampler warm-up.
   double sampler_bytes_per_logit = 0;
   /// Without chunked prefill each batch holds whole prompts: the batched-token limit is
