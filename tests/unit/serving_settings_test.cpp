@@ -336,12 +336,12 @@ TEST(ServingSettings, LlamaCppExpertsOnTheCpuAreReadAsTokensRouteThem) {
   // = 2,459,856,896 B. One token: the card reads those and 640 tokens x 98,304 B of KV cache,
   // 2,522,771,456 B at 1008 GB/s x 0.66 = 3.7920 ms; the CPU reads the 8 experts of 128 it
   // routes to, 57,982,058,496 x 8 / 128 = 3,623,878,656 B at the assumed 50 GB/s = 72.4776 ms.
-  const Json r = Result({{"model", {{"preset", "qwen3-30b-a3b"}}},
-                         {"gpu", "rtx-4090-24gb"},
-                         {"framework", "llama_cpp"},
-                         {"workload",
-                          {{"kind", "inference"}, {"prompt_tokens", 512}, {"output_tokens", 256}}},
-                         {"serving", {{"n_cpu_moe", 48}}}});
+  const Json r =
+      Result({{"model", {{"preset", "qwen3-30b-a3b"}}},
+              {"gpu", "rtx-4090-24gb"},
+              {"framework", "llama_cpp"},
+              {"workload", {{"kind", "inference"}, {"prompt_tokens", 512}, {"output_tokens", 256}}},
+              {"serving", {{"n_cpu_moe", 48}}}});
   EXPECT_DOUBLE_EQ(r["memory"]["offloaded_bytes_per_gpu"].get<double>(), 57982058496.0);
   EXPECT_DOUBLE_EQ(PerGpu(r, "weights"), 2459856896.0);
   EXPECT_NEAR(r["performance"]["inference"]["tpot_ms"].get<double>(), 72.4776 + 3.7920, 1e-3);

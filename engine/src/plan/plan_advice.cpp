@@ -221,16 +221,19 @@ void AdviseModelParallel(const Request& base, const PlanResult& out, std::vector
 std::optional<Note> LeverForRejected(const PlanRejection& rejection, const CardSearch& cs) {
   if (rejection.code != "exceeds_memory" || !cs.closest) return std::nullopt;
   const Request& q = *cs.closest;
-  if (cs.closest_need > 1.3 * q.gpu.CapacityBytes()) return std::nullopt;
+  // One change is looked for only when the setup almost fits; two or three together can take
+  // off far more (a paged 8-bit optimizer alone moves 12 bytes a parameter to the host).
+  const bool almost = cs.closest_need <= 1.3 * q.gpu.CapacityBytes();
   const double total = cs.closest_need / (1 + q.headroom);
-  for (const Lever& l : MemoryLevers(q, total)) {
+  for (const Lever& l : almost ? MemoryLevers(q, total) : std::vector<Lever>{}) {
     if (!l.fits) continue;
-    return Note{"lever_makes_it_fit",
-                {{"count", D(q.parallel.gpus)}, {"saved_bytes", l.saved_bytes}},
-                Say("%s almost fits on %lld cards: setting %s to %s makes it fit, at a cost: %s",
-                    q.gpu.name.c_str(), static_cast<long long>(q.parallel.gpus), l.path.c_str(),
-                    l.value.c_str(), l.cost.c_str()),
-                l.path};
+    return Note{
+        "lever_makes_it_fit",
+        {{"count", D(q.parallel.gpus)}, {"saved_bytes", l.saved_bytes}},
+        Say("%s almost fits on %lld card%s: setting %s to %s makes it fit, at a cost: %s",
+            q.gpu.name.c_str(), static_cast<long long>(q.parallel.gpus),
+            q.parallel.gpus > 1 ? "s" : "", l.path.c_str(), l.value.c_str(), l.cost.c_str()),
+        l.path};
   }
   // No single change: two or three together, the cheapest in time (LeverCombinations).
   const auto combos = LeverCombinations(q, total);
@@ -244,10 +247,10 @@ std::optional<Note> LeverForRejected(const PlanRejection& rejection, const CardS
                {"saved_bytes", c.saved_bytes},
                {"levers", D(c.levers.size())},
                {"time_factor", c.time_factor}},
-              Say("%s fits on %lld cards with no single change, but with %zu together: %s "
+              Say("%s fits on %lld card%s with no single change, but with %zu together: %s "
                   "(time x%.2f)",
-                  q.gpu.name.c_str(), static_cast<long long>(q.parallel.gpus), c.levers.size(),
-                  changes.c_str(), c.time_factor),
+                  q.gpu.name.c_str(), static_cast<long long>(q.parallel.gpus),
+                  q.parallel.gpus > 1 ? "s" : "", c.levers.size(), changes.c_str(), c.time_factor),
               c.levers.front().path};
 }
 
