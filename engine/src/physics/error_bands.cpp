@@ -45,7 +45,10 @@ const ErrorBand* BandFor(std::string_view kind, std::string_view framework) {
   const ErrorBand* general = nullptr;
   for (const ErrorBand& b : ErrorBands()) {
     if (kind != b.kind) continue;
-    if (framework == b.framework && !framework.empty()) return &b;
+    // A framework's own band needs two sources: with one, leaving its source out leaves
+    // nothing, and its cases all share one lab's setup (one side of the estimate, the figure
+    // at the band's edge).
+    if (framework == b.framework && !framework.empty() && b.groups >= 2) return &b;
     if (b.framework[0] == '\0') general = &b;
   }
   return general;
