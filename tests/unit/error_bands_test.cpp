@@ -30,7 +30,8 @@ std::string Output(const std::string& command) {
 
 TEST(ErrorBands, AreWhatTheValidationSuiteGivesToday) {
   const std::string src = GPUPLAN_SOURCE_DIR;
-  // The dev-cases files and every source file of tests/reference/cases, as docs/accuracy.md runs it.
+  // The dev-cases files and every source file of tests/reference/cases, as docs/accuracy.md
+  // runs it.
   std::string command = std::string(GPUPLAN_CLI) + " validate " + src +
                         "/tests/reference/memory_cases.json " + src +
                         "/tests/reference/perf_cases.json";
