@@ -154,3 +154,11 @@ test('the English and Chinese dictionaries word the same keys (the Chinese formu
   assert.deepEqual(en.filter((k) => !zh.includes(k)), [], 'English only');
   assert.deepEqual(zh.filter((k) => !en.includes(k)), [], 'Chinese only');
 });
+
+test('package.json carries the engine version, the one version source', () => {
+  const header = readFileSync(new URL('../../engine/src/core/version.h', import.meta.url), 'utf8');
+  const engine = /kEngineVersion = "([0-9]+\.[0-9]+\.[0-9]+)"/.exec(header)?.[1];
+  assert.ok(engine, 'no kEngineVersion in engine/src/core/version.h');
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  assert.equal(pkg.version, engine);
+});

@@ -72,7 +72,7 @@ class Engine {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The engine's version ("0.2.0").
+/// The engine's version (core/version.h, the one source).
 std::string_view Version();
 
 }  // namespace gpuplan
