@@ -55,7 +55,7 @@ void BM_EstimateGgufLlama70B(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimateGgufLlama70B);
 
-// Issue #4: plan over the shipped catalog with max_gpus 1024, for a pretraining and a serving
+// Plan over the shipped catalog with max_gpus 1024, for a pretraining and a serving
 // request, and over the catalog replicated 10x and 100x (cost should grow linearly).
 std::string Replicated(int times) {
   nlohmann::json doc = nlohmann::json::parse(gpuplan::EmbeddedGpusJson());
@@ -79,8 +79,8 @@ constexpr const char* kServing = R"({"model": {"preset": "llama-3.1-70b"},
                  "concurrency": 256},
     "constraints": {"max_gpus": 1024, "ttft_ms": 2000, "tpot_ms": 50}})";
 
-// The 37 cards of engine 0.2.0's catalog: issue #18 compares this engine with 0.2.0 on the
-// same request over the same cards (0.2.0's own gpuplan_bench, built from c21d065^).
+// The 37 cards of engine 0.2.0's catalog, to compare this engine with 0.2.0 on the same
+// request over the same cards (0.2.0's own gpuplan_bench, built from c21d065^).
 constexpr const char* kCatalog020 =
     R"(["b200-sxm-180gb", "gb200-nvl72-186gb", "h200-sxm-141gb", "h200-nvl-141gb",
     "h100-sxm-80gb", "h100-pcie-80gb", "h100-nvl-94gb", "h800-sxm-80gb", "h20-96gb", "l40s-48gb",
@@ -91,7 +91,7 @@ constexpr const char* kCatalog020 =
     "mi210-64gb", "gaudi3-128gb", "gaudi2-96gb", "ascend-910b-64gb"])";
 
 // Prints, beside the time, the answer's size and the time per card, so a reader sees whether
-// the plan stays linear in the catalog (issue #18). `only`: a JSON list of card ids to plan
+// the plan stays linear in the catalog. `only`: a JSON list of card ids to plan
 // over (constraints.gpus) instead of the whole catalog.
 void RunPlan(benchmark::State& state, const char* request_text, gpuplan::Engine::PlanAnswer answer,
              const char* only = nullptr) {
@@ -150,7 +150,7 @@ void BM_PlanPageDefault(benchmark::State& state) {
 }
 BENCHMARK(BM_PlanPageDefault)->Arg(1)->Unit(benchmark::kMillisecond);
 
-// The complete answer (`gpuplan plan --full`): what every plan wrote before issue #18.
+// The complete answer (`gpuplan plan --full`): what every plan wrote before the lean answer.
 void BM_PlanPretrainFull(benchmark::State& state) {
   RunPlan(state, kPretrain, gpuplan::Engine::PlanAnswer::kFull);
 }
@@ -163,7 +163,7 @@ BENCHMARK(BM_PlanPretrainFull)->Arg(1)->Unit(benchmark::kMillisecond);
 // faults a page-default plan on this project's VM, which took a plan from 1.8 ms to 5-9 ms,
 // varying with the host's load. GPUPLAN_BENCH_GLIBC_DEFAULTS=1 keeps glibc's defaults; without
 // it freed memory stays in the process, as in WebAssembly, so the two engines' figures compare
-// their work (issue #18's WASM/native ratio).
+// their work (the WASM/native ratio of tests/wasm/ratio.mjs).
 int main(int argc, char** argv) {
 #ifdef __GLIBC__
   const char* defaults = std::getenv("GPUPLAN_BENCH_GLIBC_DEFAULTS");

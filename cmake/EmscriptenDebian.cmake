@@ -1,4 +1,4 @@
-# Debian's Emscripten 3.1.6 with Debian's packages (shared/TOOLCHAIN.md, pitfalls P1 and P2).
+# Debian's Emscripten 3.1.6 with Debian's packages: the two fixes it needs, P1 and P2 below.
 #
 # P1: nlohmann_json's Debian config lives outside the Emscripten sysroot, so find_package needs
 # NO_CMAKE_FIND_ROOT_PATH; its target then points at /usr/include, whose glibc headers break

@@ -1,6 +1,6 @@
 // Minifies the page's own scripts in an assembled site folder, each file on its own (no
 // bundling: names, imports and lazily loaded modules stay as in web/), with a source map
-// beside each so the browser's tools show web/'s text. Issue #18: the page's first load is
+// beside each so the browser's tools show web/'s text. The page's first load is
 // held to 270 KB gzipped, and its scripts are a fifth of it; minified they are a third
 // smaller. The engine's loader (engine/) is Emscripten's own output and is left alone.
 //   node scripts/minify-site.mjs SITE_DIR

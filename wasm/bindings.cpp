@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The WebAssembly binding: the only includer of <emscripten/bind.h>. It forwards strings to
 // gpuplan::Engine, which never throws (C++ catch blocks are compiled out in this build, so the
-// engine's own discipline is the safety net: shared/TOOLCHAIN.md section 4).
+// engine's own discipline is the safety net: an exception that escapes to JavaScript arrives as
+// a bare pointer, and enough of them corrupt the module's memory).
 // Built twice (wasm/CMakeLists.txt): gpuplan-plan binds what the page needs to plan (catalog,
 // plan, estimate, version), so the tools' code (script, calibration, fleet, limits, launch,
 // traffic) is left out of the module every visitor downloads; gpuplan, with

@@ -36,7 +36,7 @@ function onCatalog({ envelope, part, source, engine }) {
   loaded();
 }
 
-// The custom parts loaded from a file, which a link cannot carry (MISSION M20).
+// The custom parts loaded from a file, which a link cannot carry.
 export function fileCatalogParts() {
   return Object.keys(customParts).filter((part) => fromFile[part] === customParts[part]);
 }

@@ -129,7 +129,7 @@ export function initDetail() {
   measure = new MeasurePanel({ onApply: setCalibration, onClear: () => setCalibration(null) });
   onAnswer('script', downloadScript);
   $('#detail-close').addEventListener('click', closeDetail);
-  // Escape closes the detail and gives focus back to the row's button (issue #19 item 14).
+  // Escape closes the detail and gives focus back to the row's button.
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && !$('#detail').hidden) {
       e.preventDefault();

@@ -1,4 +1,4 @@
-// The team-fleet form (MISSION M24): a row per workload, written into gpuplan fleet's request
+// The team-fleet form: a row per workload, written into gpuplan fleet's request
 // (the #fleet JSON text, which the share link carries). What the form does not show (prices,
 // ownership, a workload's other plan fields) stays in the JSON untouched; values the form cannot
 // read as numbers go to the engine as typed, so its error names the field.

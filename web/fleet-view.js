@@ -1,4 +1,4 @@
-// The team-fleet panel (MISSION M24): gpuplan fleet's request (edited in fleet-form.js or as
+// The team-fleet panel: gpuplan fleet's request (edited in fleet-form.js or as
 // JSON text), its answer as a table. The text travels in the share link (state.fleet); every
 // number is the engine's.
 import { has, t } from './i18n.js';

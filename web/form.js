@@ -86,7 +86,7 @@ export function showErrors(list) {
     const where = label || (e.path ? `${fieldName(e.path)}: ` : '');
     const why = language() === 'en' ? e.message : errorText(e);
     if (input) {
-      // Next to the field as well (issue #19 item 11), in the words the summary uses.
+      // Next to the field as well, in the words the summary uses.
       const at = input.closest('.with-unit') ?? input;
       at.after(el('span', { className: 'field-error', id: `error-${id}`, text: `${why}${hint}` }));
       input.setAttribute('aria-describedby', `error-${id}`);
@@ -216,7 +216,7 @@ export function initForm(formHooks) {
     if (chosen?.dataset.for && (chosen.dataset.for === 'training') !== kTraining.includes($('#kind').value)) {
       $('#framework').value = '';
     }
-    // Each purpose restores its own precision unless the user chose one (issue #19 item 6):
+    // Each purpose restores its own precision unless the user chose one:
     // QLoRA needs a 4-bit base, the others start from bf16.
     const kind = $('#kind').value;
     const fourBit = ['nf4', 'int4', 'gptq_int4', 'awq_int4'].includes($('#weights').value);

@@ -1,4 +1,4 @@
-// The detail view's launch command (MISSION M31): gpuplan launch's answer as copyable text.
+// The detail view's launch command: gpuplan launch's answer as copyable text.
 import { el, errorLine } from './render.js';
 import { t } from './i18n.js';
 

@@ -1,4 +1,4 @@
-// The detail view's reverse questions (MISSION M29): what gpuplan limits answers for the
+// The detail view's reverse questions: what gpuplan limits answers for the
 // setup on show, as a list; every figure is the engine's, its formula in the item's title.
 import { el, errorLine } from './render.js';
 import { t } from './i18n.js';

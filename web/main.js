@@ -105,8 +105,8 @@ function modelSource() {
 
 // The share link in the address follows the form once typing pauses: history.replaceState
 // takes 2-3 ms of the main thread, and on a two-core machine it slowed the engine's worker
-// beside it as much again (Chromium on this project's VM, issue #18: a re-plan took 19-21 ms
-// with it on every keystroke, 13-14 ms with it here). body[data-share] says whether one is pending;
+// beside it as much again (Chromium on this project's VM: a re-plan took 19-21 ms with it on
+// every keystroke, 13-14 ms with it here). body[data-share] says whether one is pending;
 // leaving the page writes it at once. The copy buttons build their link from the form, not
 // from the address.
 const kShareDelayMs = 250;

@@ -1,4 +1,4 @@
-// After the estimate (MISSION M16-M18): what the user measured, as the engine's `measured`
+// After the estimate: what the user measured, as the engine's `measured`
 // object; the calibration factors as page state; the record table of measured runs.
 import { InputError } from './state.js';
 

@@ -2,7 +2,7 @@
 // node's children match a list of them, touching only what differs from the description each
 // node was last drawn from. The results table is redrawn on every keystroke; building a detached
 // DOM tree for it and comparing that with the page's (render.js morphChildren) was 6 ms of a
-// re-plan on this project's VM (issue #18). Text goes in as text nodes and attributes one by one,
+// re-plan on this project's VM. Text goes in as text nodes and attributes one by one,
 // as el() does: nothing becomes markup.
 
 // props as el() takes them: dataset (an object, camelCase keys), className, onclick (a

@@ -1,4 +1,4 @@
-// The procurement sheet (MISSION M26): what to ask a vendor for, built from the six lines and
+// The procurement sheet: what to ask a vendor for, built from the six lines and
 // the plan, in Markdown or a printable HTML page, in English or Simplified Chinese. Every
 // number is the engine's (the plan's recommendations); this only arranges and escapes them.
 

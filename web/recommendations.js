@@ -44,7 +44,7 @@ export function planSent(text) {
 }
 
 // An input the engine or the form refuses keeps the last good plan on screen, marked stale,
-// rather than wiping it (issue #19 item 11); the next good plan clears the mark.
+// rather than wiping it; the next good plan clears the mark.
 export function markStale() {
   document.body.dataset.stale = rows.length ? 'true' : 'false';
   $('#stale-note').hidden = !rows.length;
@@ -58,7 +58,7 @@ function clearStale() {
 
 export function drawPlan(envelope, ms) {
   setText($('#request-json'), lastRequest);
-  // An open detail follows its card and count through the re-plan (issue #19 item 1).
+  // An open detail follows its card and count through the re-plan.
   const open = detailShown();
   if (!envelope.ok) {
     markStale();
@@ -171,7 +171,7 @@ function drawRows() {
 }
 
 // Back to the planner's order: a new "Rank by" is read in the engine's ranking, not under a
-// header sort chosen for the old one (issue #19 item 4).
+// header sort chosen for the old one.
 function resetSort() {
   sort = { key: null, dir: 1 };
   for (const th of document.querySelectorAll('th')) th.removeAttribute('aria-sort');

@@ -28,7 +28,7 @@ export function setProp(node, name, value) {
 // Makes `target`'s children those of `fresh` (a detached tree built by el()), keeping every
 // node whose place and tag are the same and writing only the text and attributes that
 // changed: a re-plan then restyles and lays out the figures that moved, not a new table,
-// which on a slow machine was most of a re-plan's time (issue #18). A button's click handler
+// which on a slow machine was most of a re-plan's time. A button's click handler
 // (onclick, which el() does not set) follows its node.
 export function morphChildren(target, fresh) {
   let o = target.firstChild;
@@ -470,7 +470,7 @@ export function rejectionText(r) {
 }
 
 // Wait or switch (plan's wait_or_switch): the verdict and each card's queue, run and finish;
-// nameOf(id) gives a card's name (issue #19 item 15: cards, not ids).
+// nameOf(id) gives a card's name: people read cards, not ids.
 export function renderWait(section, w, nameOf = (id) => id) {
   section.hidden = !w;
   if (!w) return;
@@ -566,7 +566,7 @@ export function renderDetail(section, rec) {
 
 // A cell starting with = + @, a tab or CR would run as a formula in a spreadsheet: a quote
 // disarms it. A leading '-' does too, unless the cell is a plain negative number, which stays
-// a number (issue #19 item 13).
+// a number.
 export function csvCell(v) {
   let c = String(v ?? '');
   const negativeNumber = /^-(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(c);
@@ -579,7 +579,7 @@ function escapeHtml(s) {
 }
 
 // Exports for wikis that forbid iframes: same columns as the table, raw numbers in CSV/JSON,
-// headers in the page's language; above the table, its context (issue #19 item 10): the model,
+// headers in the page's language; above the table, its context: the model,
 // the workload, the six lines of requirements, the catalog and engine versions and the share
 // link. context: { model, workload, requirements: [[label, value]], engineVersion, link }.
 // JSON keeps stable machine keys whatever the language.

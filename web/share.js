@@ -9,8 +9,7 @@ import { lastRequest, rankedRows, setStatus, sortedRows } from './recommendation
 
 const $ = (sel) => document.querySelector(sel);
 const embed = new URLSearchParams(location.search).get('embed') === '1';
-// A wiki page that documents a decision shows the link's result, frozen: no form (issue #19
-// item 9).
+// A wiki page that documents a decision shows the link's result, frozen: no form.
 const resultView = new URLSearchParams(location.search).get('view') === 'result';
 let sharedVersion = null;
 let sharedEngine = null;
@@ -24,7 +23,7 @@ export function writeShareHash() {
 // The compact views' one-line summary and their way to the full planner, for the form's state.
 export function drawEmbedSummary() {
   if (embed || resultView) {
-    // The six lines in one line, the form behind a button (issue #19 item 9).
+    // The six lines in one line, the form behind a button.
     $('#embed-summary').hidden = false;
     $('#embed-summary-text').textContent = t('embed_summary', t(`kind_${state.kind}`),
       $('#model-name').textContent || state.model, state.weights, state.max_gpus || '64');
@@ -94,7 +93,7 @@ async function copy(text, field) {
 }
 
 // latestFleet() gives the fleet panel's answer, if any, for the procurement sheet.
-// What an export says above its table (issue #19 item 10): the model, the workload, the six
+// What an export says above its table: the model, the workload, the six
 // lines (the procurement sheet's words, fetched on first use), the versions and the link.
 async function exportContext() {
   const { requirementLines } = await import('./procurement.js');
@@ -119,7 +118,7 @@ export function initShare(latestFleet) {
   $('#share').addEventListener('click', () => {
     copy(shareUrl(false), $('#share-url'));
     // A catalog read from a file stays on this computer: the receiver plans with the bundled
-    // one unless the file is published and named with ?catalog=URL (issue #19 item 5).
+    // one unless the file is published and named with ?catalog=URL.
     const parts = fileCatalogParts();
     const note = $('#share-note');
     note.hidden = parts.length === 0;

@@ -1,5 +1,6 @@
-// The page's state: the six lines of the seeds' requirements, their defaults, the engine request
-// they make, and the share link that carries them.
+// The page's state: the six lines of requirements (purpose, model, precision, duration or
+// latency, card limit, site), their defaults, the engine request they make, and the share
+// link that carries them.
 
 // Every default is shown in its field; the engine reports the rest in request_normalized.
 export const kDefaults = Object.freeze({
@@ -36,7 +37,7 @@ const kNumbers = [...kArchitecture, 'cal_compute', 'cal_bandwidth', 'cal_memory'
   'output_p95', 'prefix_hit', 'global_batch', 'headroom_pct', 'recompute_every', 'virtual_stages',
   'srv_share', 'srv_max_seqs', 'srv_batched', 'srv_max_model_len', 'srv_n_ctx'];
 
-// The contract's second-round training fields (issue #16): parallel.overlap's three flags, each
+// The contract's second-round training fields: parallel.overlap's three flags, each
 // 'on', 'off' or '' (the stack's default, which request_normalized reports).
 export const kOverlap = ['tp_comm', 'grad_reduce', 'param_gather'];
 
@@ -56,8 +57,8 @@ export function asciiDigits(text) {
     .replace(/\u3002/g, '.');
 }
 
-// A percentage field, checked in the unit the user typed it in (issue #19 item 11: "150 %",
-// not the engine's "1.5"); answers the fraction.
+// A percentage field, checked in the unit the user typed it in ("150 %", not the engine's
+// "1.5"); answers the fraction.
 function percent(state, key, max) {
   const v = num(state, key);
   if (v === undefined) return undefined;

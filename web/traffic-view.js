@@ -1,4 +1,4 @@
-// The traffic table (MISSION M30): gpuplan traffic's card types for the form's request rate,
+// The traffic table: gpuplan traffic's card types for the form's request rate,
 // cheapest first; every number is the engine's, the assumptions listed beneath.
 import { el, errorLine, renderList } from './render.js';
 

@@ -417,7 +417,7 @@ std::vector<Band> Bands(const std::vector<CaseResult>& all) {
 }
 
 // Every file together, per kind: the mean over sources of each source's median error, in
-// sample and leave-one-source-out (the figures issue #16's aims are stated in).
+// sample and leave-one-source-out (the figures docs/accuracy.md states its aims in).
 struct Overall {
   std::string kind;
   size_t cases = 0;

@@ -30,8 +30,8 @@ TEST(Catalog, LoadsWithoutAProblem) {
   const auto cat = Shipped(&errors);
   for (const auto& e : errors) ADD_FAILURE() << e.path << ": " << e.message;
   EXPECT_FALSE(cat.version.empty());
-  // Issue #3 asked for at least 35 accelerators and 30 model presets; issue #20 (catalog
-  // 2026.12.2) brought the 37 cards to 99, so a merge that loses a card fails here.
+  // At least 30 model presets; catalog 2026.12.2 brought the 37 cards to 99, so a merge that
+  // loses a card fails here.
   EXPECT_GE(cat.gpus.size(), 99u);
   EXPECT_GE(cat.models.size(), 30u);
 }
@@ -133,7 +133,7 @@ TEST(Catalog, EveryCardIsSourcedAndNamedWithItsMemory) {
 }
 
 TEST(Catalog, ContractIdsExist) {
-  // CONTRACT.md's example request names these ids.
+  // The contract's example request names these ids: requests written from it must keep working.
   Diagnostics errors;
   const auto cat = Shipped(&errors);
   EXPECT_NE(cat.FindGpu("h100-sxm-80gb"), nullptr);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Published memory measurements (tests/reference/memory_cases.json, from
-// ../shared/dev-cases/cases.json: each case names its source and the counter it read).
+// Published memory measurements (tests/reference/memory_cases.json: each case names its source
+// and the counter it read).
 // Scored cases must come within their stated tolerance; upper-bound readings must not be
 // exceeded; every case must be answered.
 #include <gtest/gtest.h>

@@ -18,7 +18,7 @@ from script_cli import script_for
 
 GPUPLAN = sys.argv.pop(1) if len(sys.argv) > 1 else "build/native-release/bin/gpuplan"
 STANDIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "standin")
-WARMUP, MEASURED = 3, 10  # the method the script states (seed 002: warm-up excluded)
+WARMUP, MEASURED = 3, 10  # the method the script states (warm-up excluded)
 
 
 def generate(request):

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// MISSION M17/M18: a measured run against its estimate, the correction factors that reproduce
-// it, the factors re-applied to later requests, and seed 000's three mismatch diagnoses.
+// A measured run against its estimate, the correction factors that reproduce it, the factors
+// re-applied to later requests, and the three mismatch diagnoses (memory just short, throughput
+// low, speed-up low).
 // References are worked by hand in the comments, or are the measured literals themselves (a
 // calibrated estimate must reproduce what was measured).
 #include <gtest/gtest.h>
@@ -186,8 +187,8 @@ TEST(Calibration, SpeedupCurveRefitsTheInterconnect) {
     ASSERT_NE(row, nullptr) << q;
     EXPECT_LT(std::abs((*row)["calibrated_error"].get<double>()), 0.10) << row->dump();
   }
-  // 120,000 / 50,000 / 4 = 60% of linear at 4 cards: seed 000's third mismatch, whose remedies end
-  // with measuring again on fewer cards.
+  // 120,000 / 50,000 / 4 = 60% of linear at 4 cards: a low multi-card speed-up, whose remedies
+  // end with measuring again on fewer cards.
   const Json* d = Find(c["diagnosis"], "code", "speedup_low");
   ASSERT_NE(d, nullptr) << c["diagnosis"].dump();
   EXPECT_NEAR((*d)["params"]["scaling_efficiency"].get<double>(), 0.60, 1e-12);
@@ -256,7 +257,7 @@ TEST(Diagnosis, OutOfMemoryListsTheCheapLeversFirst) {
   const Json c = CalibrateOk(r);
   const Json* d = Find(c["diagnosis"], "code", "memory_just_short");
   ASSERT_NE(d, nullptr) << c["diagnosis"].dump();
-  // Seed 000 section 4 (1): batch or sequence first, a bigger card last.
+  // Memory just short: batch or sequence first, a bigger card last.
   const std::vector<std::string> expected = {"smaller_micro_batch",   "shorter_sequence",
                                              "gradient_accumulation", "full_recompute",
                                              "zero_two_cards",        "bigger_card"};

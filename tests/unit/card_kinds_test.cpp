@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Cards that are not discrete CUDA/ROCm accelerators (issue #20): an inference-only card
+// Cards that are not discrete CUDA/ROCm accelerators: an inference-only card
 // (Apple silicon) takes no training and no CUDA/ROCm-only serving engine, and a unified-memory
 // card whose usable share is given holds only that share. The cards are given inline, so the
 // rules are checked whatever the shipped catalog holds; the last tests read the shipped cards.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Error bands (issue #9, M28): the engine's bands are the ones `gpuplan validate` computes from
+// Error bands: the engine's bands are the ones `gpuplan validate` computes from
 // the published measurements today, and each reported range is the figure divided (rates) or
 // multiplied (durations) by the band's ends.
 #include "physics/error_bands.h"
@@ -128,7 +128,7 @@ TEST(ErrorBands, RatesAreDividedAndDurationsMultiplied) {
 TEST(ErrorBands, ContainTheirFigureWhenEveryCaseFellOnOneSide) {
   // Every scored KV pool of the engines' start-up logs came out at or above the log:
   // predicted / logged 1.0100 to 1.7824 (the report above). Taken alone that band would be
-  // [tokens / 1.7824, tokens / 1.0100], which excludes the figure itself (issue #15 saw
+  // [tokens / 1.7824, tokens / 1.0100], which excludes the figure itself (a page once showed
   // "11,702 tok/s" over "3,811-11,232"). The band stretches to the figure: [tokens / 1.7824,
   // tokens].
   const Json r = Result({{"model", {{"preset", "llama-3.1-8b"}}},

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Expert parallelism in time (issue #9, M32): each MoE layer's dispatch and combine all-to-alls,
+// Expert parallelism in time: each MoE layer's dispatch and combine all-to-alls,
 // worked by hand from the catalog's link figures.
 #include <gtest/gtest.h>
 

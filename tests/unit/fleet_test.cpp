@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// MISSION M24: a team's workloads on one pool per card type. Checked by relations that hold by
+// A team's workloads on one pool per card type. Checked by relations that hold by
 // construction of the question, not by re-deriving the pool arithmetic: demand scales with
 // frequency and growth, a flat day needs no burst, a quiet night lets short batch work share
 // the serving pool and a busy day does not, renting never costs more than owning the peak.

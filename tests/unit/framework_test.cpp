@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Framework profiles (issue #9, M27): each engine's documented memory behaviour, worked by hand
+// Framework profiles: each engine's documented memory behaviour, worked by hand
 // from the projects' defaults (engine/src/stacks/profiles.cpp names the sources).
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Issue #20: the families the config.json reader learned, each count worked by hand from the
+// The families the config.json reader learned, each count worked by hand from the
 // family's transformers modeling code (named in engine/src/json/hf_config.cpp), and the
 // hybrid (state-space, linear-attention) models it refuses.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Launch-ready output (issue #9, M31): every option a command uses is one its project
+// Launch-ready output: every option a command uses is one its project
 // documents, and the values are the setup's. The option lists below are copied from each
 // project's reference (the source is named above each list), not from the generator.
 #include <gtest/gtest.h>

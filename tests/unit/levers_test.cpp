@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// MISSION M8: an almost-fitting setup names the lever that fixes it, and each lever's figure is
+// An almost-fitting setup names the lever that fixes it, and each lever's figure is
 // the same estimate the user gets by making that change.
 #include <gtest/gtest.h>
 

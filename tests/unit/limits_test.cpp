@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Reverse questions (issue #9, M29): each limit is the edge of the forward estimate, the search
+// Reverse questions: each limit is the edge of the forward estimate, the search
 // finds the edge of any monotone predicate, and the largest model per purpose is the largest.
 #include "plan/limits.h"
 

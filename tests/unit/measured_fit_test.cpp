@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A run that fitted is evidence: the same setup on the same card fits as measured, short of the
-// planning headroom, with a warning that says how much was left (seed 000: measure small, then
+// planning headroom, with a warning that says how much was left (measure small, then
 // calibrate). References are worked by hand from the measured literals.
 #include <gtest/gtest.h>
 

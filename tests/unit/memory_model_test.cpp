@@ -30,11 +30,11 @@ Json FullFinetune(const char* preset, int gpus, int zero) {
           {"gpu", "h100-sxm-80gb"}};
 }
 
-TEST(TrainingState, Seed001ThirteenBWithoutMasterCopy) {
-  // Seed 001: a 13B model in fp16 with Adam = 26 GB weights + 26 GB gradients + 104 GB Adam
-  // = 156 GB, which leaves out the fp32 master copy. Llama 2 13B has 13,015,864,320
-  // parameters: 12 bytes each = 156.19e9 bytes.
-  // The seed's 104 GB of Adam are fp32 moments: optimizer_states fp32.
+TEST(TrainingState, ThirteenBWithoutMasterCopy) {
+  // A common rule of thumb: a 13B model in fp16 with Adam = 26 GB weights + 26 GB gradients
+  // + 104 GB Adam = 156 GB, which leaves out the fp32 master copy. Llama 2 13B has
+  // 13,015,864,320 parameters: 12 bytes each = 156.19e9 bytes.
+  // The rule's 104 GB of Adam are fp32 moments: optimizer_states fp32.
   Json req = FullFinetune("llama-2-13b", 1, 0);
   req["precision"] = {{"master_weights", "none"}, {"optimizer_states", "fp32"}};
   EXPECT_NEAR(TrainingState(Result(req)) / 1e9, 156.0, 0.25);
@@ -283,8 +283,8 @@ TEST(Headroom, FitsUsesTotalTimesOnePlusHeadroom) {
   EXPECT_EQ(r["memory"]["fits"].get<bool>(), 1.5 * total <= 80 * kGiB);
 }
 
-TEST(Sanity, Seed003BytesPerParameter) {
-  // Seed 003 section 1.1: full training lands in the teens of bytes per parameter,
+TEST(Sanity, BytesPerParameter) {
+  // Full training lands in the teens of bytes per parameter,
   // parameter-efficient fine-tuning in single digits.
   Json full = FullFinetune("llama-3.1-8b", 1, 0);
   full["memory_techniques"] = {{"recompute", "full"}};
@@ -429,8 +429,8 @@ TEST(Runtime, ReserveCommunicatorsAndSlack) {
   EXPECT_EQ(PerGpu(Result(two), "runtime"), 536870912);
 }
 
-TEST(HostRam, Seed001Rules) {
-  // Seed 001: host RAM = 1.5 x VRAM for single-card training, 0.8 x the node's total VRAM for
+TEST(HostRam, RulesOfThumb) {
+  // Rules of thumb: host RAM = 1.5 x VRAM for single-card training, 0.8 x the node's total VRAM for
   // multi-card training, 0.5 x VRAM per card for serving. H100 80 GiB: 120 GiB, 8 x 64 = 512
   // GiB, and 4 x 40 = 160 GiB for a 4-card server.
   using testing::kGiB;
@@ -443,7 +443,8 @@ TEST(HostRam, Seed001Rules) {
   req["workload"] = {{"kind", "inference"}};
   req["parallel"] = {{"gpus", 4}, {"tp", 4}};
   EXPECT_EQ(Result(req)["memory"]["host_ram_bytes"], 160 * kGiB);
-  // Eight cards with 128 GB of host RAM starve (seed 001's example): a warning says so.
+  // Eight cards with 128 GB of host RAM starve (a classic under-provisioned box): a warning
+  // says so.
   req["parallel"] = {{"gpus", 8}};
   req["workload"] = {{"kind", "lora"}, {"seq_len", 512}};
   req["host"] = {{"ram_bytes_per_node", 128e9}};

@@ -20,7 +20,7 @@ constexpr const char* kLlama31_8B = R"({
   "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "rope_type": "llama3"}})";
 
 TEST(ParamCount, Llama31_8BIsExact) {
-  // 8,030,261,248: the safetensors total of the Llama 3.1 8B architecture (issue #2 pins it).
+  // 8,030,261,248: the safetensors total of the Llama 3.1 8B architecture.
   // By hand: embed 128256*4096 = 525,336,576 (x2, untied); per layer q,o 2*4096*4096 +
   // k,v 2*4096*1024 + MLP 3*4096*14336 + 2 norms 8192 = 218,112,000; x32 = 6,979,584,000;
   // final norm 4096.
@@ -33,7 +33,7 @@ TEST(ParamCount, Llama31_8BIsExact) {
 }
 
 TEST(ParamCount, Qwen25_32BIsExact) {
-  // Qwen/Qwen2.5-32B config.json; 32,763,876,352 is its safetensors total (issue #2 pins it).
+  // Qwen/Qwen2.5-32B config.json; 32,763,876,352 is its safetensors total.
   // Qwen2 puts biases on q, k and v (5120 + 1024 + 1024 per layer).
   const ParamCounts c = CountParams(FromHf(R"({
     "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 5120,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The time model: FLOPs worked by hand, the roofline's arithmetic on catalog figures, and the
-// seeds' observations, which must come out of the numbers rather than be written in.
+// practitioners' observations on scaling, which must come out of the numbers rather than be
+// written in.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -145,8 +146,8 @@ double PerGpuRate(const char* gpu, int gpus) {
   return Training(Result(req), "tokens_per_s_per_gpu");
 }
 
-TEST(Seeds, SpeedUpIsSubLinearAndCrossingNodesCostsMore) {
-  // Seed 003: adding cards never scales linearly, and 8 -> 16 cards across nodes loses more
+TEST(ScalingRules, SpeedUpIsSubLinearAndCrossingNodesCostsMore) {
+  // Adding cards never scales linearly, and 8 -> 16 cards across nodes loses more
   // than 4 -> 8 inside one. H100 PCIe servers: 8 cards a node, a shared 100 Gb/s NIC.
   const double r4 = PerGpuRate("h100-pcie-80gb", 4);
   const double r8 = PerGpuRate("h100-pcie-80gb", 8);
@@ -156,11 +157,11 @@ TEST(Seeds, SpeedUpIsSubLinearAndCrossingNodesCostsMore) {
   EXPECT_GT(r8 / r4, r16 / r8);  // the loss from crossing nodes is the larger one
 }
 
-TEST(Seeds, SecondNodeNeverDoublesTheRate) {
-  // Seed 003: "八卡到十六卡常开始折减". On every card of the catalog, going from one full node to
-  // two (plain DDP, and FSDP) must cost scaling efficiency and give less than twice the rate:
-  // the last bucket, the collectives' latency across the network and the contention grow with
-  // the ring, whatever the link.
+TEST(ScalingRules, SecondNodeNeverDoublesTheRate) {
+  // Eight to sixteen cards is where scaling usually starts to fall off. On every card of the
+  // catalog, going from one full node to two (plain DDP, and FSDP) must cost scaling efficiency
+  // and give less than twice the rate: the last bucket, the collectives' latency across the
+  // network and the contention grow with the ring, whatever the link.
   for (const GpuSpec& g : testing::ShippedCatalog().gpus) {
     for (int zero : {0, 3}) {
       const auto run = [&](int64_t gpus) {
@@ -183,8 +184,8 @@ TEST(Seeds, SecondNodeNeverDoublesTheRate) {
   }
 }
 
-TEST(Seeds, TensorParallelOverPcieIsPoor) {
-  // Seed 001: model parallelism beyond two cards drops speed even on NVLink, and badly over
+TEST(ScalingRules, TensorParallelOverPcieIsPoor) {
+  // Model parallelism beyond two cards drops speed even on NVLink, and badly over
   // PCIe: compare tp = 4 inside an NVLink A100 box with tp = 4 over PCIe on RTX 4090s.
   const auto scaling = [](const char* gpu) {
     Json req = Train("lora", "full", 4, gpu);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Issue #15: the plan's defaults and ranking are ones a practitioner would sign. The global
+// The plan's defaults and ranking are ones a practitioner would sign. The global
 // batch comes from published practice, each purpose ranks by what it asks, a near miss says
 // how to fit, and every rejection names the constraint that binds.
 #include <gtest/gtest.h>
@@ -71,7 +71,7 @@ TEST(PlanDefaults, TheRequestsBatchIsKept) {
 }
 
 TEST(PlanRanking, PretrainingWithoutDeadlineScalesOutAndShowsTheFewest) {
-  // Issue #15: Llama 3.1 70B on 1e12 tokens with up to 1,024 H100s was answered with one
+  // Llama 3.1 70B on 1e12 tokens with up to 1,024 H100s was once answered with one
   // 8-card node for 900+ days. The fastest setup that still scales is several nodes, at or
   // above the 80% knee; the fewest-cards setup is shown beside it.
   const Request r =
@@ -169,8 +169,8 @@ TEST(PlanRanking, ServingTakesTheCheapestDeploymentThatMeetsTheTarget) {
 TEST(PlanAlmostFits, ANearMissOnFewerCardsSaysHowToFit) {
   // Llama 3.1 8B LoRA at 2,048 tokens on RTX 4090s: 16 GB of bf16 weights, activations and
   // the CUDA context leave one 24 GB card short of the 20% headroom by less than the headroom, so
-  // the two-card answer carries the levers that make one card do, each of them fitting, in seed
-  // 000's order (batch, recomputation, loss, optimizer, ..., bigger card).
+  // the two-card answer carries the levers that make one card do, each of them fitting, in the
+  // usual order of remedies (batch, recomputation, loss, optimizer, ..., bigger card).
   const Request r = Parse({{"model", {{"preset", "llama-3.1-8b"}}},
                            {"workload", {{"kind", "lora"}, {"seq_len", 2048}}}});
   const PlanResult p = Plan(r, Cards({"rtx-4090-24gb"}));

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `plan`: pruning is exact (the pruned search keeps the very setup the full search keeps, on
-// random requests), the seeds' order (memory first, count second) and the constraints hold.
+// random requests), the planning order (memory first, count second) and the constraints hold.
 #include "plan/planner.h"
 
 #include <gtest/gtest.h>
@@ -193,7 +193,7 @@ TEST(PlanPruning, MatchesTheFullSearchAtScale) {
 }
 
 TEST(Plan, MemoryFirstThenFewestCards) {
-  // Seed 000: memory first, count second. Llama 3.1 70B LoRA in bf16 (141 GB of weights) fits
+  // Memory first, count second. Llama 3.1 70B LoRA in bf16 (141 GB of weights) fits
   // one 192 GB MI300X. On H100s (80 GiB / 1.2 = 71.6 GB usable) two cards would hold 70.6 GB of
   // weights each before activations and runtime, so four are needed; 24 GB RTX 4090s need
   // more. The single card ranks first.
@@ -445,7 +445,7 @@ TEST(Serving, OfflineIgnoresLatencyTargets) {
 namespace gpuplan {
 namespace {
 
-// Issue #18: the lean plan carries each row's figures; the complete estimate of a row is one
+// The lean plan carries each row's figures; the complete estimate of a row is one
 // `estimate` away, from the row's setup (what the page's Details asks for).
 TEST(PlanApi, LeanAnswerIsTheFullOnesFiguresAndEstimateGivesTheRest) {
   const Json request = {{"model", {{"preset", "llama-3.1-8b"}}},

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Issue #7's properties: every figure finite, memory monotone in what should grow it, ZeRO-3
-// memory falling as cards are added, decode faster with more bandwidth, and extreme inputs
-// answered with a clear error naming the field or a correct finite number, never an overflow.
+// The engine's robustness properties: every figure finite, memory monotone in what should grow
+// it, ZeRO-3 memory falling as cards are added, decode faster with more bandwidth, and extreme
+// inputs answered with a clear error naming the field or a correct finite number, never an
+// overflow.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The request's `serving` settings (contract, second round; issue #17): each engine's own knob
+// The request's `serving` settings (contract, second round): each engine's own knob
 // moves the figure that engine's start-up arithmetic says it moves. Values worked by hand from
 // Llama 3.1 8B: bf16 weights 16,060,522,496 B; KV 131,072 B per token (32 layers x 2 x 8 KV
 // heads x 128 x 2 B); an 80 GiB card is 85,899,345,920 B.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Sliding-window and hybrid attention (issue #9, M32): local layers keep and read at most the
+// Sliding-window and hybrid attention: local layers keep and read at most the
 // window. Every figure is worked by hand from the models' config.json (catalog/models.json).
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Serving sized from traffic (issue #9, M30): Little's law holds for every answer, the rate is
+// Serving sized from traffic: Little's law holds for every answer, the rate is
 // carried, the targets are met, and the cost follows the cards.
 #include <gtest/gtest.h>
 

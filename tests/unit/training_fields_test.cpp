@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The contract's second-round training fields (../shared/CONTRACT.md): recompute op_selective
+// The contract's second-round training fields (docs/contract.md): recompute op_selective
 // and every_n_layers, parallel.pp_schedule / virtual_stages, parallel.overlap,
 // memory_techniques.compile, each read, reported in request_normalized, and acting on the
 // figures as the cited mechanism says.

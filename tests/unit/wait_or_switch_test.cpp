@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// MISSION M25: wait for the best card, or start now on another. The checks are behavioural:
+// Wait for the best card, or start now on another. The checks are behavioural:
 // the verdict follows the queue's length, and at the reported break-even job length the two
 // choices finish together when the plan is run again at that length.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Issue #20 item 6: the block-scaled float formats (OCP MX, NVFP4, DeepSeek's 128 x 128 fp8),
+// The block-scaled float formats (OCP MX, NVFP4, DeepSeek's 128 x 128 fp8),
 // ExLlamaV2's chosen bits, GPTQ/AWQ/AutoRound and gpt-oss's MXFP4 experts read from a pasted
 // config's quantization_config, and the peaks their matmuls run at. Every byte count is worked
 // by hand in the comment beside it.

@@ -15,7 +15,7 @@ const nativeCli = process.env.GPUPLAN_NATIVE_CLI;  // set when a native build ex
 // `name`: gpuplan (every call) or gpuplan-plan (the page's first download: catalog, plan,
 // estimate, version).
 async function loadEngine(name = 'gpuplan') {
-  // Node has no fetch of a relative .wasm: hand the module its bytes (TOOLCHAIN section 3).
+  // Node has no fetch of a relative .wasm: hand the module its bytes.
   const { default: createGpuplan } = await import(pathToFileURL(path.join(wasmDir, `${name}.mjs`)).href);
   const wasmBinary = await readFile(path.join(wasmDir, `${name}.wasm`));
   const mod = await createGpuplan({ wasmBinary });

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The WebAssembly engine's plan time beside the native one, in the same minutes (figures only,
-// no thresholds): issue #18's "WASM within 1.3x native". This machine's speed swings by 1.5x
-// from one second to the next (a shared host), so each round times the native plan (Google
-// Benchmark, wall time), then the same module under Node and in headless Chromium (the page's
-// own browser), one after the other, and a ratio is taken within each round:
+// no thresholds), for the aim of a WebAssembly plan within 1.3x of the native one. This
+// machine's speed swings by 1.5x from one second to the next (a shared host), so each round
+// times the native plan (Google Benchmark, wall time), then the same module under Node and in
+// headless Chromium (the page's own browser), one after the other, and a ratio is taken within
+// each round:
 //   node tests/wasm/ratio.mjs [WASM_DIR=build/wasm-release/wasm] [BENCH=build/native-release/gpuplan_bench] [ROUNDS=5]
 import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';

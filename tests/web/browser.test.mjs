@@ -417,7 +417,7 @@ test('embed mode', { timeout: kTestTimeout }, async () => {
     await frame.waitForSelector('body[data-status="ready"]');
     assert.equal(await frame.evaluate(() => document.body.classList.contains('embed')), true,
                  'body has no "embed" class inside the frame');
-    // Compact (issue #19 item 9): three recommendations at most, no tools or detail, about one
+    // Compact: three recommendations at most, no tools or detail, about one
     // screen tall at 800 px, and the way to the full planner on the same request.
     const visibleRows = await frame.$$eval('#results tbody tr',
       (trs) => trs.filter((tr) => getComputedStyle(tr).display !== 'none').length);
@@ -465,7 +465,7 @@ test('bad custom catalog shows its errors', { timeout: kTestTimeout }, () =>
 test('bad input names the field', { timeout: kTestTimeout }, () =>
   check('g-bad-input', () => page, async () => {
   await setField(page, kSeqLen, '-4');
-  // By its label, not its JSON pointer (issue #19 item 7); the pointer is the line's title.
+  // By its label, not its JSON pointer; the pointer is the line's title.
   await page.waitForFunction(() => document.querySelector('#errors')?.innerText.includes('Sequence length'), null,
                              { polling: 50 }).catch(() => {});
   const errors = await page.locator('#errors').innerText();
@@ -543,7 +543,7 @@ test('an answer for an older input is never drawn over a newer input error', { t
   await page.waitForTimeout(1500);  // long enough for the 8192 plan to come back
   assert.equal(await status(page), 'error');
   assert.match(await page.locator('#errors').innerText(), /Sequence length/);
-  // The last good plan stays, marked stale (issue #19 item 11); the 8192 answer never replaces it.
+  // The last good plan stays, marked stale; the 8192 answer never replaces it.
   assert.deepEqual(await tableRows(page), good, 'rows of the older input are shown');
   assert.equal(await page.evaluate(() => document.body.dataset.stale), 'true');
   assert.ok(await page.isVisible('#stale-note'));
@@ -608,7 +608,7 @@ test('custom catalog parts combine; a bad one leaves the catalog in use', { time
   assert.ok(rows.length >= 1 && rows.length <= 2, `${rows.length} rows from a two-card catalog`);
   assertMatchesCli(rows, cliPlan(text, dir), request);
   // The link cannot carry a catalog from a file: the sender is told at copy time, with the
-  // alternative (issue #19 item 5).
+  // alternative.
   assert.equal(await page.isHidden('#share-note'), true);
   await page.click('#share');
   assert.match(await page.textContent('#share-note'), /gpus.*\?catalog=URL/);
@@ -648,7 +648,7 @@ function cli(command, text) {
   return JSON.parse(run.stdout);
 }
 
-// M17/M18: a measurement entered in the detail view is compared by the engine exactly as the
+// A measurement entered in the detail view is compared by the engine exactly as the
 // CLI compares it; applying its factors re-plans every row as calibrated, the share link and
 // local storage keep them, and the run lands in the record table and its exports.
 test('measure, compare, calibrate: the page agrees with gpuplan calibrate and keeps the factors',
@@ -659,7 +659,7 @@ test('measure, compare, calibrate: the page agrees with gpuplan calibrate and ke
   await waitReady(page);
   const first = (await tableRows(page))[0];
   await page.click(`#results tbody tr[data-gpu="${first.gpu}"] button.detail`);
-  // The plan is lean (issue #18): the detail asks the engine for the row's own estimate, and
+  // The plan is lean: the detail asks the engine for the row's own estimate, and
   // its diagnosis and working are the CLI's estimate of that setup.
   await page.waitForSelector('#detail[data-full="true"]');
   const setupText = await page.getAttribute('#download-script', 'data-request');
@@ -693,7 +693,7 @@ test('measure, compare, calibrate: the page agrees with gpuplan calibrate and ke
     const c = want.comparisons[i];
     assert.deepEqual(row.values, [c.estimated, c.measured, c.error, c.calibrated], row.quantity);
   });
-  // 40% memory and 70% utilisation miss seed 001's targets; the diagnosis says throughput.
+  // 40% memory and 70% utilisation miss the targets (85%+, 90%+); the diagnosis says throughput.
   assert.equal(await page.locator('#yardstick li[data-met="false"]').count(), 2);
   assert.equal(await page.locator('#diagnosis-measured > li[data-code="throughput_low"]').count(), 1);
 
@@ -743,7 +743,7 @@ test('measure, compare, calibrate: the page agrees with gpuplan calibrate and ke
   assert.equal(await page.evaluate(() => localStorage.getItem('gpuplan.calibration')), null);
 }));
 
-// Issue #7: links that never rot. Saved links rebuild their saved request and rows; a link from
+// Links that never rot. Saved links rebuild their saved request and rows; a link from
 // another engine version says so.
 test('golden share links reproduce their request and numbers', { timeout: kTestTimeout }, () =>
   check('o-golden-links', () => page, async () => {
@@ -772,7 +772,7 @@ test('golden share links reproduce their request and numbers', { timeout: kTestT
   assert.match(await page.textContent('#share-notice'), /0\.0\.1/);
 }));
 
-// Issue #7: hostile catalogs and URL state are shown as text, named as errors, and never stop
+// Hostile catalogs and URL state are shown as text, named as errors, and never stop
 // the page; the CSP of netlify.toml is what the page is served with, and the browser enforces it.
 test('hostile catalog names and URL state stay text; the page keeps working', { timeout: kTestTimeout }, () =>
   check('p-hostile', () => page, async () => {
@@ -858,7 +858,7 @@ test('the page is served with netlify.toml\'s CSP, and the browser enforces it',
   problems.length = 0;
 }));
 
-// Issue #8 in the page: a queue for the best card gives the CLI's wait-or-switch verdict, and
+// In the page, a queue for the best card gives the CLI's wait-or-switch verdict, and
 // the procurement sheet lists the plan's first option.
 test('wait or switch, and the procurement sheet, from the page\'s plan', { timeout: kTestTimeout }, () =>
   check('r-wait-sheet', () => page, async () => {
@@ -872,8 +872,8 @@ test('wait or switch, and the procurement sheet, from the page\'s plan', { timeo
   assert.equal(request.constraints.wait_s[first.gpu], 30 * 86400, text);
   const want = cliPlan(text).wait_or_switch;
   assert.ok(await page.isVisible('#wait-section'));
-  // The verdict is the page's words for its code, naming cards as the catalog does (issue #19
-  // items 7 and 15): the plan's first card, 30 days away, against the first to finish now.
+  // The verdict is the page's words for its code, naming cards as the catalog does: the plan's
+  // first card, 30 days away, against the first to finish now.
   const cards = JSON.parse(await readFile('catalog/gpus.json', 'utf8')).gpus;
   const cardName = (id) => cards.find((g) => g.id === id).name;
   assert.equal(want.verdict.code, 'switch_now');
@@ -893,7 +893,7 @@ test('wait or switch, and the procurement sheet, from the page\'s plan', { timeo
   assert.deepEqual(shown.map((r) => r.gpu), want.options.map((o) => o.gpu));
   assert.deepEqual(shown.map((r) => r.finish), want.options.map((o) => o.finish_s));
   assert.equal(shown.find((r) => r.first)?.gpu, want.first_to_finish);
-  // Rows name cards as the catalog does, not by id (issue #19 item 15).
+  // Rows name cards as the catalog does, not by id.
   const bundledCards = JSON.parse(await readFile('catalog/gpus.json', 'utf8')).gpus;
   assert.deepEqual(await page.$$eval('#wait-table tbody th', (ths) => ths.map((th) => th.textContent)),
     want.options.map((o) => bundledCards.find((g) => g.id === o.gpu).name));
@@ -926,7 +926,7 @@ async function fleetReady(p) {
   await p.waitForSelector('#fleet-section[data-ready]');
 }
 
-// Issue #8: the fleet panel answers as gpuplan fleet does, and its request rides the share link.
+// The fleet panel answers as gpuplan fleet does, and its request rides the share link.
 test('the fleet panel equals gpuplan fleet and is kept in the share link', { timeout: kTestTimeout }, () =>
   check('s-fleet', () => page, async () => {
   await page.goto(`${url}?fleet=1`);
@@ -942,8 +942,8 @@ test('the fleet panel equals gpuplan fleet and is kept in the share link', { tim
   const shown = await page.$$eval('#fleet-table tbody tr', (trs) => trs.map((tr) => ({
     gpu: tr.dataset.gpu, owned: Number(tr.dataset.owned), share: tr.querySelector('[data-code]').dataset.code })));
   assert.deepEqual(shown, want.options.map((o) => ({ gpu: o.gpu, owned: o.owned_cards, share: o.share_pools.code })));
-  // The share verdict and the fleet's advice are words, never the engine's codes (issue #19
-  // item 7), in English and, planned again, in Chinese.
+  // The share verdict and the fleet's advice are words, never the engine's codes, in English
+  // and, planned again, in Chinese.
   const fleetText = () => page.evaluate(() => [...document.querySelectorAll('#fleet-table tbody td[data-code]')]
     .map((td) => td.textContent).concat([...document.querySelectorAll('#fleet-advice li')].map((li) => li.textContent)));
   const shares = { share_off_peak: 'share', keep_separate: 'keep separate', one_kind: 'one pool' };
@@ -1035,7 +1035,7 @@ test('the fleet form writes gpuplan fleet\'s request and marks the field an erro
   assert.equal(JSON.parse(await page.inputValue('#fleet')).workloads.length, 1);
 }));
 
-// Issue #9 (M27): a serving engine chosen in the form reaches the engine, the table equals the
+// A serving engine chosen in the form reaches the engine, the table equals the
 // CLI's plan for it, the detail view states the engine's KV pool as the CLI computes it, and a
 // training purpose sends the choice back to generic.
 test('a framework profile: same plan as the CLI, its KV pool in the detail view, kept in the link',
@@ -1062,7 +1062,7 @@ test('a framework profile: same plan as the CLI, its KV pool in the detail view,
   assert.ok(Math.abs(pool - fw.kv_pool_tokens) <= 5e-6 * fw.kv_pool_tokens, `${line} vs ${fw.kv_pool_tokens}`);
   assert.ok(line.startsWith('vLLM'), line);
   assert.match(await page.getAttribute('#detail-framework', 'title'), /share x the card's usable total/);
-  // The engine's own settings (issue #17) reach the request under vLLM's names and move the
+  // The engine's own settings reach the request under vLLM's names and move the
   // pool as the CLI moves it.
   await page.click('#engine-settings summary');
   await setField(page, '#srv_share', '0.8');
@@ -1149,7 +1149,7 @@ test('the market: the CLI\'s plan for it, the offer named, yuan shown, remembere
   }
 }));
 
-// Issue #9 (M29): the detail view's limits are gpuplan limits' answer for the same setup.
+// The detail view's limits are gpuplan limits' answer for the same setup.
 test('the limits of a setup equal gpuplan limits for it', { timeout: kTestTimeout },
      () => check('u-limits', () => page, async () => {
   await page.goto(`${url}?limits=1`);
@@ -1170,7 +1170,7 @@ test('the limits of a setup equal gpuplan limits for it', { timeout: kTestTimeou
   assert.match(await page.textContent('#limits-list'), /Largest micro-batch: \d/);
 }));
 
-// Issue #9 (M31): the detail view's launch command is gpuplan launch's for the same setup.
+// The detail view's launch command is gpuplan launch's for the same setup.
 test('the launch command shown equals gpuplan launch for the setup', { timeout: kTestTimeout },
      () => check('v-launch', () => page, async () => {
   await page.goto(`${url}?launch=1`);
@@ -1194,7 +1194,7 @@ test('the launch command shown equals gpuplan launch for the setup', { timeout: 
   assert.equal(await page.getAttribute('#launch-command', 'data-framework'), 'sglang');
 }));
 
-// Issue #9 (M30): a request rate on the inference form adds the traffic table, which is
+// A request rate on the inference form adds the traffic table, which is
 // gpuplan traffic's answer for the same request, and the rate rides the share link.
 test('the traffic table equals gpuplan traffic for the form and is kept in the link',
      { timeout: kTestTimeout }, () => check('w-traffic', () => page, async () => {
@@ -1234,7 +1234,7 @@ test('the traffic table equals gpuplan traffic for the form and is kept in the l
   }
 }));
 
-// Issue #9 (M28): every row shows the likely range the CLI reports for its figures, and the
+// Every row shows the likely range the CLI reports for its figures, and the
 // site links the accuracy page the validation command writes.
 test('each row shows the error band gpuplan reports, and the accuracy page is there',
      { timeout: kTestTimeout }, () => check('x-bands', () => page, async () => {
@@ -1264,7 +1264,7 @@ test('each row shows the error band gpuplan reports, and the accuracy page is th
   }
 }));
 
-// Issue #15 (b): the memory cell reads "used of capacity (used share)", the share being
+// The memory cell reads "used of capacity (used share)", the share being
 // total_bytes / capacity_bytes, and the headroom on its own line; every figure is the CLI's.
 const gib = (b) => `${(b / 2 ** 30).toFixed(1)} GiB`;
 
@@ -1297,7 +1297,7 @@ function assertMemoryMatchesCli(cells, cli, headroomPct) {
   });
 }
 
-// Issue #15 (a): the global batch (in tokens or sequences), the headroom and the chunked-loss
+// The global batch (in tokens or sequences), the headroom and the chunked-loss
 // switch reach the request, show the CLI's figures, and ride the share link.
 test('global batch, headroom and chunked loss: the request, the memory cell = the CLI, the link',
      { timeout: kTestTimeout }, async () => {
@@ -1360,7 +1360,7 @@ test('global batch, headroom and chunked loss: the request, the memory cell = th
   await other?.close();
 });
 
-// Issue #15 (d): the first option is the engine's first for the objective, however the table
+// The first option is the engine's first for the objective, however the table
 // is sorted; the procurement sheet names it.
 test('sorting a column never changes the first option the sheet names', { timeout: kTestTimeout }, () =>
   check('z-sort-first', () => page, async () => {
@@ -1398,7 +1398,7 @@ test('sorting a column never changes the first option the sheet names', { timeou
   await page.selectOption('#export-format', 'md');
 }));
 
-// Issue #15 (c, e): the engine's strings (rank reason, an unknown rank code, almost-fit levers,
+// The engine's strings (rank reason, an unknown rank code, almost-fit levers,
 // a rejection's reason) are drawn as text; known codes get the page's words; each band is the
 // band of the figure it is drawn with.
 test('engine strings stay text; rank and lever codes are worded; a band sits with its own figure',
@@ -1444,7 +1444,7 @@ test('engine strings stay text; rank and lever codes are worded; a band sits wit
   assert.equal(shown.rows[1].rank, 'the fewest cards that fit with headroom, then the cheapest run');
   assert.equal(shown.rows[1].title, 'engine words');
   // A known lever is worded with its time cost; an unknown one shows the field it changes.
-  // (the field by its name, not its pointer: issue #19 item 7)
+  // (the field by its name, not its pointer)
   assert.equal(shown.rows[0].almost, `Fits on 1 card(s) with any one of: chunked loss (time ×1.05), ${evil.replace(/_/g, ' ')} = ${evil}`);
   assert.equal(shown.rows[0].fewest, `fewest cards: 2 × ${real.estimate.gpu.name}, 3.0 d`);
   assert.equal(shown.rows[1].almost, null);
@@ -1474,7 +1474,7 @@ test('engine strings stay text; rank and lever codes are worded; a band sits wit
   }
 }));
 
-// Issue #15 (c) on the engine's own answers: each row's rank code in the page's words, the
+// On the engine's own answers: each row's rank code in the page's words, the
 // almost-fit levers in the row and the detail view, fewest cards beside the first pretraining
 // option, and rejections: the engine's reason in English, the page's words with the
 // rejection's numbers in Chinese.
@@ -1511,7 +1511,7 @@ test('rank codes, almost-fit levers, fewest cards and rejections as the CLI give
   assert.ok(await page.isVisible('#almost-fits-box'));
   // Rejections: English shows the engine's reason; Chinese words the code with its numbers.
   assert.ok(cli.rejected.length > 0, 'this request rejects cards (the test needs one)');
-  // Issue #19 item 7: English words the code too (the engine's reason names request fields);
+  // English words the code too (the engine's reason names request fields);
   // the engine's reason stays the title.
   const shownRejected = () => page.$$eval('#rejected li', (lis) => lis.map((li) => [li.dataset.code, li.textContent]));
   const memory = cli.rejected.findIndex((r) => r.code === 'exceeds_memory' && r.params.need_bytes > 0);
@@ -1548,7 +1548,7 @@ test('rank codes, almost-fit levers, fewest cards and rejections as the CLI give
     String(cli.request_normalized.workload.global_batch));
 }));
 
-// Issue #16: the contract's second-round training fields in the advanced group reach the
+// The contract's second-round training fields in the advanced group reach the
 // request only when set, show the CLI's memory figures, ride the share link, and stay out of
 // serving; each "engine default" names the value request_normalized reports.
 test('advanced training fields: the request, the memory cell = the CLI, the link, serving',
@@ -1654,7 +1654,7 @@ test('advanced training fields: the request, the memory cell = the CLI, the link
   await other?.close();
 });
 
-// Issue #19 items 1, 6 and 14: an open detail follows its card through a re-plan and a
+// An open detail follows its card through a re-plan and a
 // language switch; Escape closes it and gives focus back to its row; each purpose restores its
 // own precision unless the user chose one.
 test('details survive a re-plan and a language switch; Escape closes them; purposes keep their precision',
@@ -1686,7 +1686,7 @@ test('details survive a re-plan and a language switch; Escape closes them; purpo
   assert.equal(await page.isVisible('#detail'), true, 'the detail closed on a language switch');
   await setLang(page, 'en');
   await page.waitForFunction(() => document.documentElement.lang === 'en');
-  // The chart names the parts in words (issue #19 item 12).
+  // The chart names the parts in words.
   const labels = await page.$$eval('#memory-chart .chart-label', (els) => els.map((e) => e.textContent));
   assert.equal(labels[0], 'Weights', labels.join(', '));
   assert.ok(labels.every((l) => !l.includes('_')), labels.join(', '));
@@ -1707,7 +1707,7 @@ test('details survive a re-plan and a language switch; Escape closes them; purpo
   assert.equal(await page.inputValue('#weights'), 'fp8', 'a chosen format was replaced');
   await waitPlanned(page, seq);
   // A header sort gives way to a new "Rank by": the table is in the planner's order again,
-  // its first option on top (issue #19 item 4).
+  // its first option on top.
   await page.click('th button[data-sort="cost"]');
   assert.ok(await page.locator('th[aria-sort]').count() === 1);
   seq = await planSeq(page);
@@ -1717,7 +1717,7 @@ test('details survive a re-plan and a language switch; Escape closes them; purpo
   assert.equal(await page.getAttribute('#results tbody tr:first-child', 'data-first'), 'true');
 }));
 
-// Issue #19 item 3 (and 16's screenshots): on a phone the recommendations are cards, the first
+// On a phone the recommendations are cards, the first
 // within the first screen, each figure under its column's name; the other tables keep every
 // header over its own column.
 test('a phone shows recommendations as cards, the first on the first screen', { timeout: kTestTimeout }, async () => {
@@ -1746,7 +1746,7 @@ test('a phone shows recommendations as cards, the first on the first screen', { 
   await phone.close();
 });
 
-// Issue #19 item 16: on a desktop the six lines are two rows of three boxes of one height per
+// On a desktop the six lines are two rows of three boxes of one height per
 // row; screenshots of both themes for a person to look at.
 test('desktop form: two rows of three, equal heights; both themes', { timeout: kTestTimeout }, () =>
   check('u-desktop-form', () => page, async () => {
@@ -1764,7 +1764,7 @@ test('desktop form: two rows of three, equal heights; both themes', { timeout: k
   }
   assert.ok(rowsOf[1][0].top > rowsOf[0][0].top);
   // A plan over the whole catalog draws its first 25 options; "Show all" draws every one the
-  // engine gave (issue #18: drawing a hundred rows was most of a re-plan).
+  // engine gave (drawing a hundred rows was most of a re-plan).
   const total = cliPlan(await requestText(page)).recommendations.length;
   if (total > 25) {
     assert.equal((await tableRows(page)).length, 25);
@@ -1780,7 +1780,7 @@ test('desktop form: two rows of three, equal heights; both themes', { timeout: k
   await page.selectOption('#theme', 'auto');
 }));
 
-// Issue #19 item 7: every engine message the page shows is the page's words for its code in the
+// Every engine message the page shows is the page's words for its code in the
 // user's language. The visible text of the results, advice, wait-or-switch, rejections and the
 // open detail (its explain list included) holds no ASCII snake_case code or JSON pointer, in
 // either language; in Chinese, durations and setups read in Chinese and the explain pointers
@@ -1865,7 +1865,7 @@ test('Chinese all the way: engine codes worded in both languages, pointers named
   await setLang(page, 'en');
 }));
 
-// Issue #19 items 8 and 10: the exports follow the page's language with human headers, and
+// The exports follow the page's language with human headers, and
 // carry their context above the table (model, workload, six lines, versions, share link); the
 // JSON keeps its machine keys; the procurement sheet names no catalog code.
 test('exports in the page\'s language, with their context; the sheet names no code',
@@ -1927,7 +1927,7 @@ test('exports in the page\'s language, with their context; the sheet names no co
   await setLang(page, 'en');
 }));
 
-// Issue #20 item 4: a Hugging Face id in the model field. The Hub is a stub answered inside the
+// A Hugging Face id in the model field. The Hub is a stub answered inside the
 // browser (page.route): nothing leaves the machine, and a context route refuses huggingface.co
 // to every page without a stub (the offline case). The CSP is checked by the browser before a
 // route sees a request, so a stub that answers proves connect-src lets huggingface.co through.
@@ -2007,7 +2007,7 @@ test('a Hugging Face id is read from the Hub, planned as a pasted config, and it
     await setField(offline, '#model', 'Qwen/Qwen2.5-7B-Instruct');
     await offline.waitForSelector('body[data-status="error"]');
     assert.match(await offline.textContent('#hub-status'), /Could not reach huggingface\.co for Qwen\/Qwen2\.5-7B-Instruct/);
-    // The last good plan stays, marked stale (issue #19 item 11), rather than being wiped.
+    // The last good plan stays, marked stale, rather than being wiped.
     assert.equal(await offline.evaluate(() => document.body.dataset.stale), 'true');
     assert.ok(await offline.isVisible('#stale-note'));
     await offline.close();
@@ -2048,7 +2048,7 @@ test('a Hugging Face id is read from the Hub, planned as a pasted config, and it
   dropHubNoise();
 }));
 
-// Issue #20 item 5: a local .gguf file's header plans under llama.cpp with its file type.
+// A local .gguf file's header plans under llama.cpp with its file type.
 test('a GGUF file\'s header is read in the page and planned under llama.cpp', { timeout: kTestTimeout }, () =>
   check('t-gguf', () => page, async () => {
   const { gguf, kKv, kTensors } = await import('./gguf-writer.mjs');

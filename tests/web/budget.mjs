@@ -1,4 +1,4 @@
-// Prints the page's budgets (issue #5, item 10) as figures, not pass/fail: first-load transfer
+// Prints the page's budgets as figures, not pass/fail: first-load transfer
 // (gzip), navigation to the first recommendation, re-plan after an input change (median: to
 // the answer drawn in the DOM, and to the frame that shows it painted), and the engine's plan
 // time in the page's worker. Run after scripts/build-site.sh:

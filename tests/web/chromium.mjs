@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Debian's Chromium, headless, through playwright-core (which never downloads a browser), with
-// a throw-away profile (shared/TOOLCHAIN.md: P6, and the flags that keep it off the network).
+// a throw-away profile (launchPersistentContext on a temporary folder: launch() rejects a
+// --user-data-dir in args) and the flags that keep it off the network.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -15,7 +15,7 @@ const summary = {
   memory_bytes: 40 * GiB, capacity_bytes: 80 * GiB, with_headroom_bytes: 48 * GiB,
   time_s: 5400, throughput: null, cost_usd: 12.5, watts: 1400.4, warnings: [], reason: 'r',
 };
-// Human headers in the page's language (issue #19 item 8); the JSON keeps the machine keys.
+// Human headers in the page's language; the JSON keeps the machine keys.
 const head = 'Card,Cards,Setup,Memory per card (GiB),Card memory (GiB),Time (h),Decode throughput (tokens/s),' +
   'Cost of the run (USD),Power (W)';
 // The table without the context above it: from the header row on.
@@ -62,7 +62,7 @@ test('Markdown cannot turn catalog text into a link, an image or a new row', () 
 
 test('CSV keeps negative numbers numeric and still disarms a leading minus that is a formula', async () => {
   const { csvCell } = await import('../../web/render.js');
-  // A record's error of -12.5% and an exponent stay numbers a spreadsheet sums (issue #19 item 13).
+  // A record's error of -12.5% and an exponent stay numbers a spreadsheet sums.
   assert.equal(csvCell(-12.5), '-12.5');
   assert.equal(csvCell('-3e-2'), '-3e-2');
   assert.equal(csvCell('-.5'), '-.5');
@@ -74,7 +74,7 @@ test('CSV keeps negative numbers numeric and still disarms a leading minus that 
   assert.equal(csvCell('\tx'), "'\tx");
 });
 
-// The context above the table (issue #19 item 10): model, workload, the six lines, the catalog
+// The context above the table: model, workload, the six lines, the catalog
 // and engine versions and the share link, in every format; in Chinese, Chinese words.
 const link = 'https://gpuplan.example/?x#1.eyJr_a';
 const context = (lang) => ({ model: 'Llama 3.1 8B', workload: 'LoRA: 1e8 tokens', engineVersion: '0.9.0',

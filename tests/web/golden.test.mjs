@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Links that never rot (issue #7): every saved share link must still make the request it made
+// Links that never rot: every saved share link must still make the request it made
 // when it was saved, and an engine and catalog of the versions it names must still give the
 // rows saved with it. A change that moves numbers moves a version (docs/changes.md), and the
 // page then says so; the browser test checks that notice.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The procurement sheet (MISSION M26) from a real plan: the six lines, the derived parameters,
+// The procurement sheet from a real plan: the six lines, the derived parameters,
 // the plan's first three options with the CLI's numbers, the three vendor questions and the
 // three measurements, in both languages and formats, with hostile text escaped.
 // Env: GPUPLAN_NATIVE_CLI (build/native-release/bin/gpuplan).
@@ -38,7 +38,7 @@ test('the English Markdown sheet holds the six lines, the plan\'s options and th
   assert.equal((md.match(/^\d\. /gm) ?? []).length, 6, 'three questions and three measurements');
   assert.match(md, /Made by gpuplan e1 \(catalog c1\) on 2026-11-30\. Plan: <https:\/\/example\/#1\.x>/);
   // The first card's own link is named in the second question, in words (nvlink4: NVLink 4),
-  // never by its catalog code (issue #19 item 8).
+  // never by its catalog code.
   const link = gpus.get(plan.recommendations[0].gpu).intra_node?.kind;
   if (link) assert.ok(md.includes(`inside a server (${linkName(link)})`), link);
   assert.doesNotMatch(md, /air_or_liquid|infinity_fabric|nvlink\d|share_off_peak|keep_separate/);

@@ -68,7 +68,7 @@ test('explicit architecture numbers replace the preset once layers is given', ()
   assert.deepEqual(buildRequest({ ...kDefaults, hidden: '4096' }).model, { preset: 'llama-3.1-8b' });
 });
 
-// Issue #15: the global batch (sequences, or tokens converted with the sequence length), the
+// The global batch (sequences, or tokens converted with the sequence length), the
 // headroom in percent and the chunked-loss switch.
 test('global batch, headroom and chunked loss make their request fields', () => {
   // Sequences go as typed.
@@ -116,7 +116,7 @@ test('the new fields round-trip through a share link; a link without them keeps 
   assert.equal(decodeShare(`#1.${odd}`).state.chunked_loss, '');
 });
 
-// Issue #16: the contract's second-round training fields, set in the advanced group.
+// The contract's second-round training fields, set in the advanced group.
 test('the advanced training fields make their request fields; empty ones are not sent', () => {
   const state = { ...kDefaults, kind: 'pretrain', optimizer_states: 'bf16', compile: '1',
     recompute: 'every_n_layers', recompute_every: '4', pp_schedule: 'interleaved', virtual_stages: '3',
@@ -195,7 +195,7 @@ test('a serving engine\'s settings go under its own names; none without an engin
   assert.equal(buildRequest({ ...state, kind: 'lora', framework: 'vllm' }).serving, undefined);
 });
 
-// Issue #20 item 4: a Hugging Face id in the model field, and the config read for it.
+// A Hugging Face id in the model field, and the config read for it.
 test('a Hub id is told from a preset, and the config read for it is sent with the id as its label', async () => {
   const { buildRequest, hubIdOf, kDefaults, encodeShare, decodeShare } = await import('../../web/state.js');
   assert.equal(hubIdOf('Qwen/Qwen2.5-72B-Instruct'), 'Qwen/Qwen2.5-72B-Instruct');

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The page's scripts never turn a string into markup (issue #7): every text reaches the DOM
+// The page's scripts never turn a string into markup: every text reaches the DOM
 // through textContent or attributes set one by one (render.js el()). This reads the sources.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -49,7 +49,7 @@ test('every text the page names has English and Chinese words', async () => {
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.js'))) {
     for (const m of readFileSync(new URL(f, dir), 'utf8').matchAll(/\bt\('([a-z0-9_]+)'/g)) keys.add(m[1]);
   }
-  // Every rank code the engine can send (issue #15) is worded in both languages.
+  // Every rank code the engine can send is worded in both languages.
   const reasons = readFileSync(new URL('../../engine/src/plan/plan_reasons.cpp', import.meta.url), 'utf8');
   const codes = [...reasons.matchAll(/(?:Wording\{|return \{|rank_code = )"([a-z_]+)"/g)].map((m) => m[1]);
   assert.ok(codes.length >= 9, `only ${codes.length} rank codes found in plan_reasons.cpp`);
@@ -66,7 +66,7 @@ test('every text the page names has English and Chinese words', async () => {
   assert.deepEqual(missing, []);
 });
 
-// Every code the engine can put in front of the user (issue #19 item 7), read from its sources
+// Every code the engine can put in front of the user, read from its sources
 // as the rank codes are above: notes (advice, warnings, infeasibility, verdicts, fleet advice),
 // plan rejections, input errors, diagnoses, remedies and the monitoring targets; each needs the
 // page's words in both languages, so no engine English reaches a Chinese page.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Closing the loop after a measurement (MISSION M17, M18): compare what a user measured with
-// the estimate for the same setup, derive correction factors that re-apply to every later
-// estimate, and say which of seed 000's three mismatches the numbers point to.
+// Closing the loop after a measurement: compare what a user measured with the estimate for the
+// same setup, derive correction factors that re-apply to every later estimate, and say which
+// of the three common mismatches (memory just short, throughput low, speed-up low) the numbers
+// point to.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +50,7 @@ struct Comparison {
   double calibrated_error = 0;
 };
 
-/// One remedy of a diagnosis, in the seeds' order (cheapest first).
+/// One remedy of a diagnosis, cheapest first.
 struct Remedy {
   struct Change {
     std::string path;   ///< JSON pointer of the request field
@@ -61,7 +62,7 @@ struct Remedy {
   int fits = -1;  ///< 1 / 0: whether the setup then fits (memory remedies); -1 = not known
 };
 
-/// One of seed 000's three mismatches (section 4), with the evidence and the remedies.
+/// One of the three common mismatches, with the evidence and the remedies.
 struct Diagnosis {
   std::string code;   ///< memory_just_short, throughput_low, speedup_low
   std::string basis;  ///< "estimate" or "measurement"
@@ -70,9 +71,9 @@ struct Diagnosis {
   std::vector<Remedy> remedies;
 };
 
-/// Seed 000's success line: an estimate within 10% of the measurement needs no correction.
+/// The success line: an estimate within 10% of the measurement needs no correction.
 inline constexpr double kSuccessLine = 0.10;
-/// Seed 000's monitoring targets for a well-sized run.
+/// The usual monitoring targets for a well-sized run.
 inline constexpr double kTargetMemoryShare = 0.85;
 inline constexpr double kTargetUtilization = 0.90;
 inline constexpr double kHostRamLow = 0.70;
@@ -91,7 +92,7 @@ struct CalibrationResult {
 CalibrationResult Calibrate(const Request& r, const Measurement& m);
 
 /// The mismatches the estimate itself already shows (memory just short, memory under-used,
-/// low multi-card speed-up), with the seeds' remedies.
+/// low multi-card speed-up), with their usual remedies (remedies.h).
 std::vector<Diagnosis> DiagnoseEstimate(const Request& r, const Estimate& e);
 
 }  // namespace gpuplan

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Which of seed 000's three mismatches (section 4) a measured run shows: memory short, memory
+// Which of the three common mismatches a measured run shows: memory short, memory
 // plentiful but throughput low, a low multi-card speed-up. The estimate's own diagnosis, before
 // anything is measured, is after/diagnosis.cpp.
 #include <string>
@@ -36,7 +36,7 @@ Diagnosis MemoryShort(const Request& calibrated, const Estimate& after, double n
 }
 
 // A run that fitted, short of the planning headroom: it runs as measured, and the remedies buy
-// margin rather than make it fit (seed 000's headroom is for what the estimate cannot see).
+// margin rather than make it fit (the planning headroom is for what the estimate cannot see).
 Diagnosis HeadroomNotMet(const Request& calibrated, double need, double spare, Context* c) {
   const Request& r = c->request;
   const double cap = r.gpu.CapacityBytes();

@@ -81,10 +81,10 @@ void Compare(const Estimate& before, const Estimate& after, const Request& calib
 /// The share of the card's memory the run used at peak; -1 when nothing measured says
 /// (calibration_yardstick.cpp).
 double MemoryShare(const Request& r, const Measurement& m);
-/// Seed 000's monitoring targets, met or not (calibration_yardstick.cpp).
+/// The monitoring targets (calibration.h), met or not (calibration_yardstick.cpp).
 void Yardstick(Context* c);
 
-/// Which of seed 000's mismatches the measured run shows, with the remedies checked on the
+/// Which of the three mismatches the measured run shows, with the remedies checked on the
 /// calibrated request (calibration_diagnosis.cpp).
 void Diagnose(const Request& calibrated, const Estimate& after, Context* c);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Seed 000's monitoring targets for a well-sized run, against what nvidia-smi and the allocator
+// The usual monitoring targets for a well-sized run, against what nvidia-smi and the allocator
 // reported.
 #include <string>
 

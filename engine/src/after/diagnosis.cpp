@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The mismatches an estimate already shows, before anything is measured (seed 000 section 4).
+// The mismatches an estimate already shows, before anything is measured.
 #include <string>
 
 #include "after/calibration.h"

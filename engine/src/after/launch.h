@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Launch-ready output (MISSION M31): the command line, and the configuration file where the
+// Launch-ready output: the command line, and the configuration file where the
 // framework takes one, that runs a fixed setup the way the engine estimated it.
 #pragma once
 

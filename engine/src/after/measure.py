@@ -163,8 +163,8 @@ def host_ram_share():
 
 
 def sample(torch, samples):
-    # What seed 001 asks to watch while a run goes (GPU memory 85%+, utilisation 90%+, host RAM
-    # 70-80%), and clocks and temperature to catch throttling (seed 000).
+    # What to watch while a run goes (the usual targets: GPU memory 85%+, utilisation 90%+, host
+    # RAM 70-80%), and clocks and temperature to catch throttling.
     free, total = torch.cuda.mem_get_info()
     row = {"gpu_memory_share": 1 - free / total, "host_ram_share": host_ram_share()}
     for name in ("utilization", "temperature", "clock_rate"):
@@ -285,8 +285,9 @@ def serve(torch, s, model):
 
 
 def precision_check(torch, s, model, ids, compute, mixed):
-    # Seed 003: the same inputs at high and low precision, compared. One sequence's logits, in
-    # the run's format and in fp32 (the model is cast up at the end, after the measurement).
+    # Whether low precision will do: the same inputs at high and low precision, compared. One
+    # sequence's logits, in the run's format and in fp32 (the model is cast up at the end, after
+    # the measurement).
     if s["weights"] not in ("bf16", "fp16"):
         return None  # fp32/tf32 are the reference; quantised bases cannot be cast up
     sample_ids = ids[:1, :min(ids.shape[1], 512)]

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Seed 000's remedies for its three mismatches (section 4), shared by the estimate's own
+// The usual remedies for the three common mismatches, shared by the estimate's own
 // diagnosis and by calibration's.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 namespace gpuplan::remedies {
 
-/// Below this share of the card, memory counts as plentiful (seed 001: aim for 85%+; half of it
+/// Below this share of the card, memory counts as plentiful (the target is 85%+; half of it
 /// leaves room to double the batch).
 inline constexpr double kPlentifulShare = 0.5;
 /// Over capacity by at most this fraction counts as "just short": the cheap levers can close it.

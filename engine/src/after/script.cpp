@@ -2,7 +2,7 @@
 // The measurement script. The engine writes only the settings and its own estimate as Python
 // literals; the program after them is fixed text (after/measure.py, compiled in), so every
 // request gets the same, reviewed measurement method: warm-up steps excluded, several full
-// steps timed, the peak memory counters of the CUDA caching allocator, and the seeds' 10% line.
+// steps timed, the peak memory counters of the CUDA caching allocator, and the 10% success line.
 #include "after/script.h"
 
 #include <algorithm>
@@ -21,7 +21,7 @@ std::string_view MeasureProgram();
 
 namespace {
 
-// Warm-up and measured steps (seed 002: exclude the first steps, measure several full cycles).
+// Warm-up and measured steps: the first steps are excluded, several full cycles measured.
 constexpr int kWarmupSteps = 3;
 constexpr int kMeasuredSteps = 10;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The measurement script (MISSION M16): a runnable PyTorch program that rebuilds the request's
+// The measurement script: a runnable PyTorch program that rebuilds the request's
 // model with random weights, runs its workload under its settings on one GPU (or, under
 // torchrun, data parallel over several), and prints what
 // it measured next to what the engine estimated.

@@ -2,7 +2,7 @@
 // An optional value kept on the heap: the size of a pointer when empty. For the parts of a
 // result that most rows lack but that are large when present (a whole request): held inline
 // by std::optional they made every plan row three times its size, and a plan over a large
-// catalog touched that much more memory (issue #18).
+// catalog touched that much more memory.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// JSON for `gpuplan fleet` (MISSION M24): the request (workloads, each an ordinary plan request
+// JSON for `gpuplan fleet`: the request (workloads, each an ordinary plan request
 // with how often it runs or its daily curve) and the result.
 #pragma once
 

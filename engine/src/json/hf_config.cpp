@@ -816,7 +816,7 @@ namespace {
 // A declared parameter count that the architecture as given misses by more than 1%, but that
 // exactly one of the choices the request left to their defaults explains (a plain or gated
 // MLP, with the intermediate width and norm that go with it; tied or untied embeddings),
-// selects that choice (issue #16 item 6). Several or none: the architecture's count stands and
+// selects that choice. Several or none: the architecture's count stands and
 // the estimate warns (params_mismatch).
 void ExplainDeclaredParams(const Fields& r, ModelSpec* m, Json* normalized,
                            std::vector<Note>* warnings) {

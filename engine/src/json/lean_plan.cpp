@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The lean plan answer (docs/contract.md, issue #18) written straight to text: a row's figures
+// The lean plan answer (docs/contract.md) written straight to text: a row's figures
 // go from the estimate to the string with no nlohmann object in between, which was most of a
 // re-plan's time (the page re-plans on every keystroke). Keys are written in sorted order, the
 // order nlohmann's std::map objects have, so the text is exactly what DumpEnvelope made of the

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `gpuplan limits` (MISSION M29): the reverse questions for one card, count and layout.
+// `gpuplan limits`: the reverse questions for one card, count and layout.
 #pragma once
 
 #include <string>

@@ -287,7 +287,7 @@ Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnos
                  {"host_ram_bytes", Bytes(e.host_ram_bytes)},
                  {"offloaded_bytes_per_gpu", Bytes(e.memory.offloaded_bytes_per_gpu)},
                  {"pipeline_stage", e.memory.stage},
-                 // Seed 003's sanity line: all memory of the job per model parameter.
+                 // The rule-of-thumb sanity line: all memory of the job per model parameter.
                  {"bytes_per_parameter",
                   e.total_bytes * gpus / static_cast<double>(std::max<int64_t>(1, e.params.total))},
                  {"detail", detail}};

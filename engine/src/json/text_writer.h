@@ -17,7 +17,7 @@ double SixSignificantDigits(double x);
 int64_t RoundBytes(double v);
 
 /// Writes JSON text straight into a string, for the answers written on every keystroke (the
-/// lean plan): building them as nlohmann objects first was most of a plan's time (issue #18).
+/// lean plan): building them as nlohmann objects first was most of a plan's time.
 /// Its text is byte for byte what nlohmann's compact dump of the same values gives (a test
 /// holds it to that), so the caller writes an object's keys in sorted order, as nlohmann's
 /// std::map keeps them. The string holds every value written at the top level once it is

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `gpuplan traffic` (MISSION M30): a plan request plus {"traffic": {...}} in, the card types
+// `gpuplan traffic`: a plan request plus {"traffic": {...}} in, the card types
 // compared on it out.
 #pragma once
 

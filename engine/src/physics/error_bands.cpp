@@ -12,10 +12,10 @@ namespace gpuplan {
 // Printed by `gpuplan validate tests/reference/memory_cases.json tests/reference/perf_cases.json
 // tests/reference/cases/*.json tests/reference/engine_logs.json` (engine 0.6.0, catalog
 // 2026.12.1, 2026-12-01) and written here by
-// tests/reference/refresh_bands.py: the published measurements of ../shared/dev-cases and of
-// the twelve further sources in tests/reference/cases, each with its source, each case's ratio
-// taken leave-one-source-out (its prediction had its source not been in the fit: issue #16
-// item 13, so a band describes data the fit has not seen). tests/unit/error_bands_test.cpp
+// tests/reference/refresh_bands.py: the published measurements of memory_cases.json,
+// perf_cases.json and the twelve further sources in tests/reference/cases, each with its
+// source, each case's ratio taken leave-one-source-out (its prediction had its source not been
+// in the fit, so a band describes data the fit has not seen). tests/unit/error_bands_test.cpp
 // recomputes them from the same cases and fails when the engine has moved away from these
 // figures.
 const std::vector<ErrorBand>& ErrorBands() {
@@ -114,7 +114,7 @@ void AddBands(const Request& r, Estimate* e) {
   }
   put("weights", "/memory/per_gpu_bytes/weights", e->memory.per_gpu.weights, true);
   // "Fits" is judged with the headroom; where the likely range still reaches past the card, the
-  // answer says so (seed 000: measure a small run, then calibrate).
+  // answer says so: measure a small run, then calibrate.
   const auto memory = e->bands.find("/memory/total_bytes");
   if (e->fits && memory != e->bands.end() && memory->second.high > e->capacity_bytes) {
     char buf[200];

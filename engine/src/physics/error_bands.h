@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Error bands (MISSION M28): how far published measurements have been from the estimate, per
+// Error bands: how far published measurements have been from the estimate, per
 // kind of figure and framework, and the range that puts around each reported figure.
 #pragma once
 

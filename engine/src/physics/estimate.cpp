@@ -156,7 +156,7 @@ std::optional<double> MeasuredSpare(const Request& r, const ParamCounts& c) {
 }
 
 double HostRam(const Request& r, const Estimate& e, Estimate* out) {
-  // Seed 001's rules of thumb for host memory per node, plus what offloading keeps there.
+  // Practitioners' rules of thumb for host memory per node, plus what offloading keeps there.
   const double per_node = D(e.gpus_per_node_used);
   const double vram = r.gpu.memory_bytes;
   double rule = 0;
@@ -171,7 +171,7 @@ double HostRam(const Request& r, const Estimate& e, Estimate* out) {
     rule = 0.8 * vram * per_node;
     which = "multi-card training: 0.8 x total VRAM of the node";
   }
-  // Seed 001: dataset x preprocessing expansion (1.5-3, 2 taken) + at least 20% system overhead.
+  // Data: dataset x preprocessing expansion (1.5-3, 2 taken) + at least 20% system overhead.
   const double data = r.host.dataset_bytes * 2.0 * 1.2;
   const double offloaded = e.memory.offloaded_bytes_per_gpu * per_node;
   const double total = std::max(rule, data) + offloaded;

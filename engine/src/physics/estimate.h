@@ -17,7 +17,7 @@
 
 namespace gpuplan {
 
-/// Board power of the job (issue 4 adds node overheads and site limits).
+/// Power of the job: its boards, its nodes with their overhead, and the racks a site limit allows.
 struct PowerEstimate {
   double gpu_watts = 0;
   double node_watts = 0;   ///< boards plus the rest of the server
@@ -156,7 +156,7 @@ std::optional<double> MeasuredSpare(const Request& r, const ParamCounts& c);
 std::optional<Note> CardProblem(const Request& r, const GpuSpec& g);
 
 /// Evaluates one validated request. Pure: no I/O, no clock. `with_levers` also evaluates
-/// each memory-saving lever on its own (MISSION M8); `description` leaves out what only a
+/// each memory-saving lever on its own; `description` leaves out what only a
 /// reader needs (Estimate::describe, Estimate::with_explain).
 /// How much an estimate says beside its figures.
 enum class Description {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The levers of MISSION M8: each is one change a user can make, re-estimated on its own, so
+// The memory levers: each is one change a user can make, re-estimated on its own, so
 // "almost fits" comes with the change that fixes it and what that change costs.
 #include "physics/levers.h"
 

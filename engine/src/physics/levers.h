@@ -8,7 +8,7 @@
 
 namespace gpuplan {
 
-/// One memory-saving change to a request and what it does to the per-GPU total (MISSION M8).
+/// One memory-saving change to a request and what it does to the per-GPU total.
 struct Lever {
   std::string code;   ///< stable id, e.g. "full_recompute"
   std::string path;   ///< JSON pointer of the request field it changes

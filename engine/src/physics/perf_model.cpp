@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Roofline-style time model. Each constant that is not physics is an assumption or a fit; the
-// fits are on ../shared/dev-cases (tests/reference/perf_cases.json) and documented where they
-// are set, with their leave-one-group-out error in docs/accuracy.md.
+// fits are on the published measurements of tests/reference/perf_cases.json and documented
+// where they are set, with their leave-one-group-out error in docs/accuracy.md.
 #include "physics/perf_model.h"
 
 #include <algorithm>
@@ -114,9 +114,9 @@ double MatmulPeak(const GpuSpec& g, WeightFormat w, bool training) {
 
 Efficiencies DefaultEfficiencies(const GpuSpec& gpu) {
   // Fitted per generation on the published training and decode measurements of
-  // ../shared/dev-cases (see tests/reference/perf_cases.json and docs/accuracy.md's
-  // section for the fit and its leave-one-group-out error). Generations without a measurement
-  // borrow the nearest measured one, and say so.
+  // tests/reference/perf_cases.json (see docs/accuracy.md's section for the fit and its
+  // leave-one-group-out error). Generations without a measurement borrow the nearest measured
+  // one, and say so.
   Efficiencies e;
   const GpuArch arch = gpu.arch != GpuArch::kUnset ? gpu.arch : ArchOf(gpu.generation);
   if (arch == GpuArch::kHopper || arch == GpuArch::kBlackwell) {

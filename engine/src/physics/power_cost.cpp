@@ -31,7 +31,7 @@ void AddPower(const Request& r, Estimate* e) {
         "board power x 1.8 x GPUs of the job", {{"gpus", D(r.parallel.gpus)}}, overhead};
   }
   const Constraints& site = r.constraints;
-  // Seed 003: a site that cannot feed or cool a card makes it throttle.
+  // A site that cannot feed or cool a card makes it throttle.
   if (site.node_power_w > 0 && p.node_watts > site.node_power_w) {
     e->warnings.push_back(Note{"node_power_over_limit",
                                {{"node_watts", p.node_watts}, {"limit_w", site.node_power_w}},

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Long runs (MISSION M15): checkpoints, interruptions, and the time they cost.
+// Long runs: checkpoints, interruptions, and the time they cost.
 #pragma once
 
 #include "physics/perf_model.h"

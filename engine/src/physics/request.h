@@ -30,7 +30,7 @@ struct Constraints {
   double ttft_ms = 0;
   double tpot_ms = 0;
   bool quantize = false;                 ///< plan may try lighter weight formats for serving
-  std::map<std::string, double> wait_s;  ///< expected queue per card id (wait or switch, M25)
+  std::map<std::string, double> wait_s;  ///< expected queue per card id (wait or switch)
 };
 
 /// What a request sets of its stack's training policy (contract, second round:

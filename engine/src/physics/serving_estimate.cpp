@@ -184,8 +184,8 @@ void AddServing(const Request& r, Estimate* e) {
   const int64_t lo = largest(safe.headroom);
   s.max_concurrency = lo;
   // An engine that preallocates its pool admits what the pool holds once started, headroom or
-  // not (issue #17: no planning headroom inside the engine's own budget), so a server under
-  // full load runs that batch.
+  // not (the planning headroom applies to the card, not inside the engine's own budget), so
+  // a server under full load runs that batch.
   const bool pool_engine = policies.serving.Preallocates();
   // A search that describes nothing needs it only for an offline batch's rate.
   const bool needed = e->describe || offline;

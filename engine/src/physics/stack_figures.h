@@ -17,7 +17,7 @@ double KvPool(const Request& r, const MemoryBreakdown& b);
 /// Whether the breakdown fits its card: its total with the planning headroom within the
 /// card (contract: headroom), and its KV cache within the pool its serving engine sets aside
 /// at start. The pool itself is the engine's own arithmetic, with no headroom or allocator
-/// slack inside it (issue #17): the headroom applies to the card.
+/// slack inside it: the headroom applies to the card.
 bool FitsCard(const Request& r, const MemoryBreakdown& b);
 
 /// The profile's figures on `e` (which holds the memory): a serving engine's defaults on

@@ -148,7 +148,7 @@ void Pools(FleetOption* o, double price, const FleetOwnership& own) {
   }
   o->owned_cards = o->serving_peak_cards + o->batch_cards;
 
-  // Seed 000: serving and offline batch usually do not share a pool. They can only when the
+  // Serving and offline batch usually do not share a pool. They can only when the
   // batch work fits into the serving pool's idle hours, in one window long enough for the
   // longest run.
   if (any_online && largest_batch > 0) {

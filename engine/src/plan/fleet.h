@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Fleet planning (MISSION M24): a team's training, evaluation and serving together. For each
+// Fleet planning: a team's training, evaluation and serving together. For each
 // card type that can run every workload: the pools sized for daily use and for the peak, how
 // busy each card is, whether serving and batch work should share a pool, and what it costs.
 #pragma once
@@ -32,7 +32,7 @@ struct FleetMoney {
   std::map<std::string, double> hourly;  ///< card id -> price per card-hour, in currency
 };
 
-/// Buying instead of renting (MISSION M26): purchase spread over the years of use, plus power.
+/// Buying instead of renting: purchase spread over the years of use, plus power.
 struct FleetOwnership {
   bool given = false;
   std::map<std::string, double> purchase;  ///< card id -> price per card (with its server share)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Reverse questions (MISSION M29): for a fixed card, count and layout, the most it can take.
+// Reverse questions: for a fixed card, count and layout, the most it can take.
 #pragma once
 
 #include <cstdint>

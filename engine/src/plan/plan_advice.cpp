@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The plan's advice (MISSION M14) and the almost-fits of issue #15 item 3: each rule is stated
+// The plan's advice (the card-sizing rules of thumb) and its almost-fits: each rule is stated
 // only when this plan's numbers show it.
 #include <cmath>
 #include <cstdio>
@@ -11,7 +11,7 @@
 namespace gpuplan::plan_search {
 namespace {
 
-// Seed 000's order of remedies when memory is a little short: a smaller batch (or sequence),
+// The usual order of remedies when memory is a little short: a smaller batch (or sequence),
 // then recomputation, a loss that does not hold all logits, a lighter optimizer; sharding and
 // offloading after those; a bigger card last.
 constexpr const char* kSeedOrder[] = {"halve_micro_batch", "halve_concurrency", "full_recompute",
@@ -20,7 +20,7 @@ constexpr const char* kSeedOrder[] = {"halve_micro_batch", "halve_concurrency", 
                                       "fp8_weights",       "awq_int4_weights",  "qlora_instead",
                                       "lora_instead",      "bigger_card"};
 
-// The seed-order rank of a lever's code; codes not listed rank last.
+// The rank of a lever's code in kSeedOrder; codes not listed rank last.
 size_t SeedRank(const std::string& code) {
   return static_cast<size_t>(std::find(std::begin(kSeedOrder), std::end(kSeedOrder), code) -
                              std::begin(kSeedOrder));
@@ -153,8 +153,9 @@ void AdviseScale(const Request& base, Ranking ranking, const PlanChoice& top,
             static_cast<long long>(f.count), Duration(f.time_s).c_str()),
         "/constraints/deadline_s"});
   }
-  // Seed 000's "keep it in one machine" is worth saying of a job that is done in weeks, and of
-  // a job whose cards work together (serving replicas of one card each cross no link).
+  // "Keep a job inside one machine when one machine can hold it" is worth saying of a job that
+  // is done in weeks, and of a job whose cards work together (serving replicas of one card each
+  // cross no link).
   constexpr double kMonth = 30 * 86400.0;
   const bool long_run = training && top.figures.time_s > kMonth;
   const bool together = training || top.request.parallel.gpus > 1;

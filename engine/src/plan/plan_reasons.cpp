@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // What the plan says about its answer: the constraint that rejected a card, with its numbers;
-// why each recommendation is where it is (issue #15). Messages are printf patterns: the page
+// why each recommendation is where it is. Messages are printf patterns: the page
 // downloads this code, and one pattern is far smaller than a chain of string concatenations.
 #include <cmath>
 #include <cstdarg>

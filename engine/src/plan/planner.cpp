@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The search behind `gpuplan plan`. Memory is the hard filter (seed 000: memory first, count
-// second, interconnect last); among what fits, the purpose picks the order (MISSION M13,
-// issue #15): a card per row, each with why it is where it is.
+// The search behind `gpuplan plan`. Memory is the hard filter (memory first, count second,
+// interconnect last); among what fits, the purpose picks the order: a card per row, each with
+// why it is where it is.
 #include "plan/planner.h"
 
 #include <algorithm>

@@ -22,7 +22,7 @@ struct PlanOptions {
   bool prune = true;
 };
 
-/// How setups are ordered (MISSION M13, issue #15): each purpose's default, then the
+/// How setups are ordered: each purpose's default, then the
 /// objectives a user can pick.
 enum class Ranking {
   kFewestMeetingDeadline,  ///< pretraining with a deadline: fewest cards, then cost
@@ -39,17 +39,17 @@ Ranking RankingFor(const Request& r);
 /// The scaling efficiency (compute / step time) below which adding cards is not worth it:
 /// beyond it more than a fifth of every step is communication, pipeline bubble or optimizer
 /// step. A planning convention, not a fit: it keeps the "fastest" answer at the count where
-/// seed 000's "加速比不是线性的" starts to bite.
+/// the speed-up stops growing in step with the card count.
 constexpr double kScalingKnee = 0.8;
 
-/// A setup that misses by little, and the changes that make it fit (issue #15 item 3).
+/// A setup that misses by little, and the changes that make it fit.
 struct AlmostFit {
   Request setup;
   int64_t count = 0;
   double total_bytes = 0;
   double total_with_headroom_bytes = 0;
   double capacity_bytes = 0;
-  std::vector<Lever> levers;  ///< only those that fit, in the seeds' order
+  std::vector<Lever> levers;  ///< only those that fit, in the order they are usually tried
 };
 
 /// The figures a choice was ranked on.

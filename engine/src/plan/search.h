@@ -45,8 +45,8 @@ inline int64_t MaxGpus(const Request& r) {
   return r.constraints.max_gpus > 0 ? r.constraints.max_gpus : 64;
 }
 
-/// A run's wall-clock time: its time plus what its expected interruptions cost (MISSION M15:
-/// rework since the last checkpoint, restarts, checkpoint writes).
+/// A run's wall-clock time: its time plus what its expected interruptions cost (rework since
+/// the last checkpoint, restarts, checkpoint writes).
 double WallClockSeconds(const Request& q, const ParamCounts& c, const TrainingPerf& t);
 
 /// The upper end of the training-time band for the request's stack, as a factor on the
@@ -156,8 +156,8 @@ std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, cons
 /// makes it fit.
 std::optional<Note> LeverForRejected(const PlanRejection& rejection, const CardSearch& cs);
 
-/// MISSION M14's rules, each stated only when this plan's numbers show it; `rejected_levers`
-/// (LeverForRejected's, in the order of out->rejected) last.
+/// The card-sizing rules of thumb, each stated only when this plan's numbers show it;
+/// `rejected_levers` (LeverForRejected's, in the order of out->rejected) last.
 void Advise(const Request& base, Ranking ranking, std::vector<Note> rejected_levers,
             PlanResult* out);
 

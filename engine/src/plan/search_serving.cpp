@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The serving search of one card: tensor-parallel width x weight format, then as many
 // replicas as the requested concurrency needs (online) or one replica at its largest batch
-// (offline). Seed 003: serving asks bandwidth and memory at the latency target.
+// (offline). Serving is bound by bandwidth and memory at the latency target.
 #include <cmath>
 #include <vector>
 
@@ -25,7 +25,7 @@ std::vector<double> Key(Ranking k, const GpuSpec& g, int64_t n, double per_card,
       break;
   }
   // Cost per million output tokens at the targets, then fewer cards; unpriced cards after
-  // every priced one, by count then throughput per card (issue #15).
+  // every priced one, by count then throughput per card.
   if (std::isinf(usd_per_mtok)) return {1, D(n), -per_card};
   return {0, usd_per_mtok, D(n)};
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The training search of one card: counts x tensor x pipeline x ZeRO x recomputation x
-// micro-batch, the global batch held fixed. Memory is the hard filter (seed 000); the ranking
-// picks among what fits. Pruning is exact: a branch is skipped only when a bound shows nothing
-// in it can fit or beat the best found so far (PlanPruning compares it with the full search).
+// micro-batch, the global batch held fixed. Memory is the hard filter (a setup that does not
+// fit cannot run at all); the ranking picks among what fits. Pruning is exact: a branch is
+// skipped only when a bound shows nothing in it can fit or beat the best found so far
+// (PlanPruning compares it with the full search).
 #include <array>
 #include <cmath>
 #include <initializer_list>
@@ -130,8 +131,8 @@ Key KeyOf(Ranking k, const Request& q, int64_t n, const TrainingPerf& t, double 
       return {0, t.time_s, D(n)};
     case Ranking::kFewestThenCheapest:
     case Ranking::kCheapestPerToken:
-      // MISSION M13: fine-tuning fits on the fewest cards; among those the cheapest run, and
-      // unpriced setups after every priced one (issue #15).
+      // Fine-tuning fits on the fewest cards; among those the cheapest run, and unpriced
+      // setups after every priced one.
       if (std::isinf(cost)) return {D(n), 1, t.time_s};
       return {D(n), 0, cost, t.time_s};
     case Ranking::kTime:

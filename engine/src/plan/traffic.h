@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Serving sized from traffic (MISSION M30): requests per second with prompt and output length
+// Serving sized from traffic: requests per second with prompt and output length
 // distributions, a prefix-cache hit rate and latency targets give replicas, cards and cost per
 // million tokens for each card type.
 #pragma once

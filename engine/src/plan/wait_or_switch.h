@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Wait or switch (MISSION M25): when the best card has a queue, does waiting for it finish the
+// Wait or switch: when the best card has a queue, does waiting for it finish the
 // job sooner, or cheaper, than starting now on another card?
 #pragma once
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The profiles' values are the projects' documented defaults, each with its source (read from
 // the projects' source and docs in 2026-11). No speed factor is fitted: the only
-// engine-labelled measurements (../shared/dev-cases, mlc-llm's 2023 decode benchmark) put
-// llama.cpp's single-GPU rows within 16% of the generic model, and its vLLM rows are
-// multi-GPU over PCIe from a version without CUDA graphs; `gpuplan validate` reports each
-// engine's error instead (docs/accuracy.md).
+// engine-labelled measurements (mlc-llm's 2023 decode benchmark, in
+// tests/reference/perf_cases.json) put llama.cpp's single-GPU rows within 16% of the generic
+// model, and its vLLM rows are multi-GPU over PCIe from a version without CUDA graphs;
+// `gpuplan validate` reports each engine's error instead (docs/accuracy.md).
 // Policies a profile does not set keep plain PyTorch's defaults (policy.h), as the engine
 // assumed for every stack before policies existed; where a project's own default differs,
 // the profile sets it with its source.
@@ -20,9 +20,10 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 // llama.cpp's decode kernels stream about this many bytes per second per SM: fitted on the
-// scored llama.cpp decode rows of mlc-llm's benchmark (../shared/dev-cases) and the llama-bench
-// tables of tests/reference/cases/llama-bench-decode.json (docs/accuracy.md: the fit and its
-// leave-one-source-out error). Physically, ~8 KB in flight per SM over ~0.6 us of DRAM latency.
+// scored llama.cpp decode rows of mlc-llm's benchmark (tests/reference/perf_cases.json) and the
+// llama-bench tables of tests/reference/cases/llama-bench-decode.json (docs/accuracy.md: the
+// fit and its leave-one-source-out error). Physically, ~8 KB in flight per SM over ~0.6 us of
+// DRAM latency.
 constexpr double kLlamaCppBytesPerSm = 14e9;
 
 StackProfile Vllm() {

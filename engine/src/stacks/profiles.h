@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Framework profiles (MISSION M27): the serving engines and training stacks a request can name,
+// Framework profiles: the serving engines and training stacks a request can name,
 // each a bundle of policy values (policy.h) from its project's documented defaults;
 // profiles.cpp gives each value's source.
 #pragma once
