@@ -347,7 +347,7 @@ def report(torch, s, built_params, measured, check):
         measured["precision_check"] = check
     share = measured.get("gpu_memory_share", measured["peak_reserved_bytes"] / total)
     util, host = measured.get("gpu_utilization"), measured.get("host_ram_share")
-    print("monitoring targets (seed 001): GPU memory 85%+, GPU utilisation 90%+, host RAM 70-80%")
+    print("monitoring targets: GPU memory 85%+, GPU utilisation 90%+, host RAM 70-80%")
     print(f"  GPU memory in use at peak {share * 100:.0f}%"
           f"{'' if share >= 0.85 else ': a larger batch, or a smaller card, would serve'}")
     if util is not None:

@@ -172,7 +172,7 @@ std::string MeasurementScript(const Request& r, const Estimate& one_gpu, const E
   out += "# for 4/8-bit bases and 8-bit optimizers). Nothing is downloaded.\n";
   if (r.workload.IsTraining()) {
     out +=
-        "# Speed-up curve (seed 000: measure 1, 2 and 4 GPUs on the same data):\n"
+        "# Speed-up curve (measure 1, 2 and 4 GPUs on the same data):\n"
         "#   torchrun --nproc_per_node N gpuplan_measure.py   (data parallel, the request's "
         "ZeRO stage)\n";
   }

@@ -183,7 +183,7 @@ double HostRam(const Request& r, const Estimate& e, Estimate* out) {
        {"dataset_term_bytes", data},
        {"offloaded_bytes", offloaded},
        {"gpus_in_node", per_node}},
-      {"seed 001 rule used: " + which}};
+      {"rule of thumb used: " + which}};
   return total;
 }
 

@@ -185,7 +185,7 @@ void ExplainBuffersAndTotals(const Request& r, const ParamCounts& c, const Estim
   x["/memory/total_with_headroom_bytes"] = {
       "total_bytes x (1 + headroom)",
       {{"headroom", r.headroom}},
-      {"seed 000: leave about two tenths on top for input-length swings and temporary peaks"}};
+      {"planning rule: leave about two tenths on top for input-length swings and temporary peaks"}};
   if (r.gpu.CapacityBytes() != r.gpu.memory_bytes) {
     x["/memory/capacity_bytes"] = {
         "usable_memory_bytes: the GPU's share of the card's unified memory, not the whole pool",
@@ -207,7 +207,7 @@ void ExplainBuffersAndTotals(const Request& r, const ParamCounts& c, const Estim
   x["/memory/bytes_per_parameter"] = {
       "total_bytes x gpus / params_total",
       {{"gpus", D(p.gpus)}, {"params_total", D(c.total)}},
-      {"seed 003: full training lands in the teens, parameter-efficient fine-tuning in single "
+      {"rule of thumb: full training lands in the teens, parameter-efficient fine-tuning in single "
        "digits, inference a few times the weights"}};
 }
 
