@@ -7,7 +7,7 @@ repository root after the physics moves:
 
     python3 tests/reference/refresh_bands.py build/native-release/bin/gpuplan
 
-tests/unit/error_bands_test.cpp fails until the table is today's.
+tests/unit/physics/error_bands_test.cpp fails until the table is today's.
 """
 import glob
 import re

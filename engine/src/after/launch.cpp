@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Every option written here is one its project documents (tests/unit/launch_test.cpp lists
+// Every option written here is one its project documents (tests/unit/after/launch_test.cpp lists
 // each project's option names with their source and checks every command against them).
 #include "after/launch.h"
 

@@ -3,7 +3,7 @@
 // go from the estimate to the string with no nlohmann object in between, which was most of a
 // re-plan's time (the page re-plans on every keystroke). Keys are written in sorted order, the
 // order nlohmann's std::map objects have, so the text is exactly what DumpEnvelope made of the
-// same answer built as objects (tests/unit/lean_plan_test.cpp holds it to that round trip).
+// same answer built as objects (tests/unit/json/lean_plan_test.cpp holds it to that round trip).
 #include <algorithm>
 #include <iterator>
 #include <map>

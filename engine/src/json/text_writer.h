@@ -89,7 +89,7 @@ class TextWriter {
   void PutInt(int64_t v);
 
   // The lean plan nests six deep; deeper nesting would lose its commas (the round-trip test
-  // of tests/unit/lean_plan_test.cpp would see it).
+  // of tests/unit/json/lean_plan_test.cpp would see it).
   static constexpr int kMaxDepth = 32;
   static constexpr size_t kBuffer = 4096;
   std::string* out_;

@@ -15,9 +15,9 @@ namespace gpuplan {
 // tests/reference/refresh_bands.py: the published measurements of memory_cases.json,
 // perf_cases.json and the twelve further sources in tests/reference/cases, each with its
 // source, each case's ratio taken leave-one-source-out (its prediction had its source not been
-// in the fit, so a band describes data the fit has not seen). tests/unit/error_bands_test.cpp
-// recomputes them from the same cases and fails when the engine has moved away from these
-// figures.
+// in the fit, so a band describes data the fit has not seen).
+// tests/unit/physics/error_bands_test.cpp recomputes them from the same cases and fails when the
+// engine has moved away from these figures.
 const std::vector<ErrorBand>& ErrorBands() {
   static const std::vector<ErrorBand> bands = {
       {"decode", "", 73, 5, 0.7831, 2.3533, 0.1190},
