@@ -125,14 +125,14 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
     if (fp8_kv) a.emplace_back("--kv-cache-dtype", "fp8");
     l.command = Join("vllm serve " + repo, a);
   } else if (fw == "sglang") {
-    // SGLang's --tp-size counts every GPU of the replica; --dp-size with --enable-dp-attention
-    // runs attention data parallel inside it.
-    Args a = {{"--model-path", repo}, {"--tp-size", N(p.tp * dp)}};
+    // With experts spread (ep > 1) attention runs data parallel inside one server: SGLang's
+    // --tp-size then counts every GPU and --dp-size with --enable-dp-attention splits it. A
+    // dense model's data parallel is --dp-size copies of a --tp-size server behind its router.
+    const bool dp_attention = dp > 1 && p.ep > 1;
+    Args a = {{"--model-path", repo}, {"--tp-size", N(dp_attention ? p.tp * dp : p.tp)}};
     if (p.pp > 1) a.emplace_back("--pp-size", N(p.pp));
-    if (dp > 1) {
-      a.emplace_back("--dp-size", N(dp));
-      a.emplace_back("--enable-dp-attention", "");
-    }
+    if (dp > 1) a.emplace_back("--dp-size", N(dp));
+    if (dp_attention) a.emplace_back("--enable-dp-attention", "");
     if (p.ep > 1) a.emplace_back("--ep-size", N(p.ep));
     a.insert(a.end(), {{"--context-length", N(context)},
                        {"--max-running-requests", N(seqs)},
@@ -146,14 +146,20 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
         "--mem-fraction-static is left to SGLang, which derives it from the card "
         "(the estimate's KV pool uses the same rule)");
   } else if (fw == "tensorrt_llm") {
-    Args a = {{"--tp_size", N(p.tp * dp)},        {"--pp_size", N(p.pp)},
-              {"--max_batch_size", N(rank_seqs)}, {"--max_num_tokens", N(chunk)},
-              {"--max_seq_len", N(context)},      {"--kv_cache_free_gpu_memory_fraction", "0.9"}};
+    const bool dp_attention = dp > 1 && p.ep > 1;
+    Args a = {{"--tp_size", N(dp_attention ? p.tp * dp : p.tp)},
+              {"--pp_size", N(p.pp)},
+              {"--max_batch_size", N(rank_seqs)},
+              {"--max_num_tokens", N(chunk)},
+              {"--max_seq_len", N(context)},
+              {"--kv_cache_free_gpu_memory_fraction", "0.9"}};
     if (p.ep > 1) a.emplace_back("--ep_size", N(p.ep));
     l.command = Join("trtllm-serve " + repo, a);
-    if (dp > 1) {
+    if (dp_attention) {
       l.notes.push_back("attention data parallel over the " + N(dp) +
                         " ranks: enable_attention_dp: true in the --extra_llm_api_options file");
+    } else if (dp > 1) {
+      l.notes.push_back("run " + N(dp) + " copies of this server behind a load balancer");
     }
   } else {  // llama_cpp
     // llama.cpp allocates -c for all slots at start: only as many as one replica holds.

@@ -47,8 +47,8 @@ const Options kTrtllm = {
     "--max_num_tokens", "--max_seq_len", "--max_beam_width", "--kv_cache_free_gpu_memory_fraction",
     "--gpus_per_node",  "--backend"};
 // llama-server (ggml-org/llama.cpp tools/server/README.md).
-const Options kLlamaServer = {"-m",  "-c",  "-np",  "-b",   "-ub",    "-ngl",
-                              "-sm", "-fa", "-ctk", "-ctv", "--host", "--port"};
+const Options kLlamaServer = {"-m",  "-c",   "-np",  "-b",     "-ub",    "-ngl",       "-sm",
+                              "-fa", "-ctk", "-ctv", "--host", "--port", "--n-cpu-moe"};
 // torchrun (torch.distributed.run --help) and Hugging Face TrainingArguments (transformers
 // docs, Trainer), plus the example scripts' --model_name_or_path (run_clm.py ModelArguments).
 const Options kTorchrun = {"--nnodes",        "--nproc-per-node", "--node-rank",  "--rdzv-backend",
@@ -213,6 +213,56 @@ Json Training(const char* framework, int gpus, int zero) {
             {"memory_techniques", {{"recompute", "full"}}}};
   if (framework != nullptr) q["framework"] = framework;
   return q;
+}
+
+bool HasOption(const std::string& command, const std::string& opt) {
+  for (const auto& [o, v] : OptionsOf(command)) {
+    if (o == opt) return true;
+  }
+  return false;
+}
+
+TEST(Launch, ExpertParallelServingRunsAttentionDataParallel) {
+  // DeepSeek-V3 over 8 H200s with its experts spread and attention data parallel: one server
+  // of 8 GPUs in SGLang (--tp-size counts them all, --dp-size 8 with --enable-dp-attention,
+  // --ep-size 8); vLLM runs 8 data-parallel ranks of tensor parallel 1 with its experts spread.
+  Json q = {{"model", {{"preset", "deepseek-v3"}}},
+            {"gpu", "h200-sxm-141gb"},
+            {"workload", {{"kind", "inference"}, {"concurrency", 64}}},
+            {"parallel", {{"gpus", 8}, {"ep", 8}}}};
+  q["framework"] = "sglang";
+  const std::string sg = Launch(q)["command"];
+  ExpectDocumented(sg.substr(std::string("python3 -m sglang.launch_server").size()), {&kSglang});
+  EXPECT_EQ(ValueOf(sg, "--tp-size"), "8");
+  EXPECT_EQ(ValueOf(sg, "--dp-size"), "8");
+  EXPECT_EQ(ValueOf(sg, "--ep-size"), "8");
+  EXPECT_TRUE(HasOption(sg, "--enable-dp-attention"));
+  q["framework"] = "vllm";
+  const std::string vl = Launch(q)["command"];
+  EXPECT_EQ(ValueOf(vl, "--tensor-parallel-size"), "1");
+  EXPECT_EQ(ValueOf(vl, "--data-parallel-size"), "8");
+  EXPECT_TRUE(HasOption(vl, "--enable-expert-parallel"));
+  // A dense model's data parallel is copies of a server, no attention data parallel.
+  Json dense = Serving("sglang", 2);
+  dense["parallel"] = {{"gpus", 4}, {"tp", 2}};
+  const std::string two = Launch(dense)["command"];
+  EXPECT_EQ(ValueOf(two, "--tp-size"), "2");
+  EXPECT_EQ(ValueOf(two, "--dp-size"), "2");
+  EXPECT_FALSE(HasOption(two, "--enable-dp-attention"));
+}
+
+TEST(Launch, LlamaCppPassesWhatStaysOnTheCpu) {
+  Json q = {{"model", {{"preset", "qwen3-30b-a3b"}}},
+            {"gpu", "rtx-4090-24gb"},
+            {"framework", "llama_cpp"},
+            {"workload", {{"kind", "inference"}}},
+            {"serving", {{"n_cpu_moe", 34}}}};
+  const std::string cmd = Launch(q)["command"];
+  ExpectDocumented(cmd, {&kLlamaServer});
+  EXPECT_EQ(ValueOf(cmd, "--n-cpu-moe"), "34");
+  EXPECT_EQ(ValueOf(cmd, "-ngl"), "999");
+  q["serving"] = {{"n_gpu_layers", 20}};
+  EXPECT_EQ(ValueOf(Launch(q)["command"], "-ngl"), "20");
 }
 
 TEST(Launch, TorchtuneRunsItsRecipeWithConfigOverrides) {
