@@ -74,13 +74,13 @@ auto WithMemoryInput(const Request& r, const ParamCounts& c, bool with_detail,
   const Parallel safe = SafeLayout(r.parallel);
   RuntimeOptions runtime = r.runtime;
   if (r.calibration.allocator_slack >= 0) runtime.allocator_slack = r.calibration.allocator_slack;
-  // A serving rank holds the KV cache and activations of its own share of the sequences
-  // (RankConcurrency); the planner's many probes copy the workload only then.
+  // A serving rank holds the KV cache and activations of its own share of the sequences; the
+  // planner's many probes copy the workload only then.
   Workload rank;
   const Workload* work = &r.workload;
-  if (!r.workload.IsTraining() && safe.Dp() > 1) {
+  if (RankConcurrency(r.workload, safe) != r.workload.concurrency) {
     rank = r.workload;
-    rank.SetConcurrency((r.workload.concurrency + safe.Dp() - 1) / safe.Dp());
+    rank.SetConcurrency(RankConcurrency(r.workload, safe));
     work = &rank;
   }
   const MemoryInput in{r.model,

@@ -116,11 +116,11 @@ inline TrainingPolicy TrainingPolicyOf(const Request& r) {
 /// Serving: the data-parallel ranks (parallel.gpus / (tp x pp x cp)) split the requested
 /// concurrency, each running its own batch and KV cache (vLLM's --data-parallel-size, SGLang's
 /// --dp with --enable-dp-attention); the sequences one rank runs. Training: the concurrency.
-inline int64_t RankConcurrency(const Request& r) {
-  const int64_t c = r.workload.concurrency;
-  const int64_t dp = r.workload.IsTraining() ? 1 : std::max<int64_t>(1, r.parallel.Dp());
-  return (c + dp - 1) / dp;
+inline int64_t RankConcurrency(const Workload& w, const Parallel& p) {
+  const int64_t dp = w.IsTraining() ? 1 : std::max<int64_t>(1, p.Dp());
+  return (w.concurrency + dp - 1) / dp;
 }
+inline int64_t RankConcurrency(const Request& r) { return RankConcurrency(r.workload, r.parallel); }
 
 /// The serving policy the request runs under: its engine's at the requested version, with
 /// the request's settings.
