@@ -69,7 +69,7 @@ std::string Engine::Estimate(std::string_view request_json) const {
   std::string envelope;
   if (!Parse(request_json, /*require_gpu=*/true, &parsed, &envelope)) return envelope;
   WarnMeasured(&parsed);
-  const gpuplan::Estimate e = EstimateSetup(parsed.request);
+  const gpuplan::Estimate e = EstimateSetup(parsed.request.setup);
   const json_io::Json result = json_io::EstimateToJson(parsed, e, impl_->catalog.version);
   return json_io::DumpEnvelope({{"ok", true}, {"result", result}});
 }
@@ -92,10 +92,10 @@ std::string Engine::Script(std::string_view request_json) const {
   json_io::ParsedRequest parsed;
   std::string envelope;
   if (!Parse(request_json, /*require_gpu=*/true, &parsed, &envelope)) return envelope;
-  const gpuplan::Estimate one = EstimateSetup(OneGpu(parsed.request), /*with_levers=*/false);
-  const bool several = parsed.request.parallel.gpus > 1;
+  const gpuplan::Estimate one = EstimateSetup(OneGpu(parsed.request.setup), /*with_levers=*/false);
+  const bool several = parsed.request.setup.parallel.gpus > 1;
   const gpuplan::Estimate layout =
-      several ? EstimateSetup(parsed.request, /*with_levers=*/false) : gpuplan::Estimate{};
+      several ? EstimateSetup(parsed.request.setup, /*with_levers=*/false) : gpuplan::Estimate{};
   const json_io::Json result = {
       {"filename", "gpuplan_measure.py"},
       {"script", MeasurementScript(parsed.request, one, several ? &layout : nullptr, Version(),
@@ -113,7 +113,7 @@ std::string Engine::Calibrate(std::string_view request_json) const {
           "calibrate needs what was measured: peak_allocated_bytes, tokens_per_s, ttft_ms, "
           "tpot_ms or scaling"}}));
   }
-  const CalibrationResult c = gpuplan::Calibrate(parsed.request, parsed.measured);
+  const CalibrationResult c = gpuplan::Calibrate(parsed.request.setup, parsed.measured);
   return json_io::DumpEnvelope(
       {{"ok", true}, {"result", json_io::CalibrationToJson(parsed, c, impl_->catalog.version)}});
 }
@@ -134,7 +134,7 @@ std::string Engine::Limits(std::string_view request_json) const {
   json_io::ParsedRequest parsed;
   std::string envelope;
   if (!Parse(request_json, /*require_gpu=*/true, &parsed, &envelope)) return envelope;
-  const gpuplan::Limits limits = FindLimits(parsed.request);
+  const gpuplan::Limits limits = FindLimits(parsed.request.setup);
   const json_io::Json models = json_io::LargestModels(impl_->catalog, parsed);
   return json_io::DumpEnvelope(
       {{"ok", true},
@@ -145,7 +145,7 @@ std::string Engine::Launch(std::string_view request_json) const {
   json_io::ParsedRequest parsed;
   std::string envelope;
   if (!Parse(request_json, /*require_gpu=*/true, &parsed, &envelope)) return envelope;
-  const gpuplan::Estimate e = EstimateSetup(parsed.request, /*with_levers=*/false);
+  const gpuplan::Estimate e = EstimateSetup(parsed.request.setup, /*with_levers=*/false);
   const gpuplan::Launch l = LaunchFor(parsed.request, e);
   json_io::Json files = json_io::Json::array();
   for (const auto& f : l.files) files.push_back({{"name", f.name}, {"text", f.text}});

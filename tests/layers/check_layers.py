@@ -18,7 +18,7 @@ import tempfile
 
 LAYERS = ["core", "model", "stacks", "physics", "plan", "after", "json"]
 # What the physics may see of stacks/: the policy types, not the named profiles.
-PHYSICS_STACK_HEADERS = {"stacks/policy.h"}
+PHYSICS_STACK_HEADERS = {"stacks/policy.h", "stacks/settings.h"}
 BANNED_SYSTEM = ("fstream", "iostream", "filesystem", "chrono", "ctime", "thread", "emscripten")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')

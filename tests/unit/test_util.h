@@ -46,13 +46,16 @@ inline const json_io::LoadedCatalog& ShippedCatalog() {
 
 /// A request read as the engine reads it (every default filled in), failing the test on any
 /// error; the card may be left out.
-inline Request Parse(const Json& j) {
+inline Question ParseQuestion(const Json& j) {
   json_io::ParsedRequest parsed;
   Diagnostics errors;
   EXPECT_TRUE(json_io::ParseRequest(j.dump(), ShippedCatalog(), false, &parsed, &errors))
       << (errors.empty() ? "" : errors[0].path + " " + errors[0].message);
   return parsed.request;
 }
+
+/// The setup of such a request, its stack's policies resolved.
+inline Setup Parse(const Json& j) { return ParseQuestion(j).setup; }
 
 /// Runs an estimate; returns the whole envelope.
 inline Json Envelope(const Json& request) {

@@ -18,15 +18,14 @@ namespace calibration {
 
 using text::Fmt;
 
-Context::Context(const Request& r, const Measurement& m)
-    : request(r), measured(m), uncalibrated(r) {
+Context::Context(const Setup& r, const Measurement& m) : request(r), measured(m), uncalibrated(r) {
   uncalibrated.calibration = CalibrationFactors{};
   out.factors = r.calibration;
   out.factors.measured_on = r.gpu.id;
 }
 
-Request Context::With(const CalibrationFactors& f) const {
-  Request q = uncalibrated;
+Setup Context::With(const CalibrationFactors& f) const {
+  Setup q = uncalibrated;
   q.calibration = f;
   return q;
 }
@@ -73,8 +72,8 @@ Solved Solve(const std::function<double(double)>& f, double target, double lo, d
   return {std::exp((a + b) / 2), true, false};
 }
 
-Request At(const Request& r, int64_t gpus) {
-  Request q = r;
+Setup At(const Setup& r, int64_t gpus) {
+  Setup q = r;
   Parallel& p = q.parallel;
   p.gpus = gpus;
   if (gpus % (p.tp * p.pp * p.cp) != 0) {
@@ -85,7 +84,7 @@ Request At(const Request& r, int64_t gpus) {
   return q;
 }
 
-double TrainingRate(const Request& r) {
+double TrainingRate(const Setup& r) {
   return EstimateTraining(r, CountParams(r.model)).tokens_per_s;
 }
 
@@ -101,7 +100,7 @@ void Snap(CalibrationFactors* f) {
 }  // namespace
 }  // namespace calibration
 
-CalibrationResult Calibrate(const Request& r, const Measurement& m) {
+CalibrationResult Calibrate(const Setup& r, const Measurement& m) {
   namespace cal = calibration;
   cal::Context c(r, m);
   const Estimate before = EstimateSetup(r, false);
@@ -113,7 +112,7 @@ CalibrationResult Calibrate(const Request& r, const Measurement& m) {
     cal::FitServing(&c);
   }
   cal::Snap(&c.out.factors);
-  Request after = r;
+  Setup after = r;
   after.calibration = c.out.factors;
   const Estimate calibrated = EstimateSetup(after, false);
   cal::RecordRun(calibrated, &c);

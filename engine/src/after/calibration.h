@@ -15,7 +15,7 @@
 
 namespace gpuplan {
 
-struct Request;
+struct Setup;
 struct Estimate;
 
 /// Training throughput measured at one card count, same per-GPU batch (weak scaling).
@@ -89,10 +89,10 @@ struct CalibrationResult {
 };
 
 /// Derives correction factors from `m`, measured on the setup `r` describes. Pure.
-CalibrationResult Calibrate(const Request& r, const Measurement& m);
+CalibrationResult Calibrate(const Setup& r, const Measurement& m);
 
 /// The mismatches the estimate itself already shows (memory just short, memory under-used,
 /// low multi-card speed-up), with their usual remedies (remedies.h).
-std::vector<Diagnosis> DiagnoseEstimate(const Request& r, const Estimate& e);
+std::vector<Diagnosis> DiagnoseEstimate(const Setup& r, const Estimate& e);
 
 }  // namespace gpuplan

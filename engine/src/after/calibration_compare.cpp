@@ -23,7 +23,7 @@ void Add(const std::string& quantity, const std::string& path, double est, doubl
 }
 
 void CompareMemory(const Estimate& before, const Estimate& after, Context* c) {
-  const Request& r = c->request;
+  const Setup& r = c->request;
   const Measurement& m = c->measured;
   const MemoryBreakdown& b = before.memory.per_gpu;
   const MemoryBreakdown& a = after.memory.per_gpu;
@@ -44,8 +44,8 @@ void CompareMemory(const Estimate& before, const Estimate& after, Context* c) {
 
 // Speed-up over the smallest measured count (the curve of 1, 2 and 4 cards on the same data),
 // estimate against measured.
-void CompareSpeedup(const Request& calibrated, Context* c) {
-  const Request& r = c->request;
+void CompareSpeedup(const Setup& calibrated, Context* c) {
+  const Setup& r = c->request;
   const std::vector<Point>& points = c->points;
   if (points.size() <= 1) return;
   const Point base = points.front();
@@ -59,9 +59,9 @@ void CompareSpeedup(const Request& calibrated, Context* c) {
   }
 }
 
-void CompareThroughput(const Estimate& before, const Estimate& after, const Request& calibrated,
+void CompareThroughput(const Estimate& before, const Estimate& after, const Setup& calibrated,
                        Context* c) {
-  const Request& r = c->request;
+  const Setup& r = c->request;
   for (const Point& p : c->points) {
     const bool own = p.gpus == r.parallel.gpus;
     const double est = own ? before.training.tokens_per_s : TrainingRate(At(r, p.gpus));
@@ -85,7 +85,7 @@ void CompareLatency(const Estimate& before, const Estimate& after, Context* c) {
 
 }  // namespace
 
-void Compare(const Estimate& before, const Estimate& after, const Request& calibrated, Context* c) {
+void Compare(const Estimate& before, const Estimate& after, const Setup& calibrated, Context* c) {
   CompareMemory(before, after, c);
   if (c->request.workload.IsTraining()) {
     CompareSpeedup(calibrated, c);

@@ -16,8 +16,8 @@ using text::D;
 using text::Fmt;
 
 // A measured peak says how far short; an out-of-memory run without one, the estimate.
-Diagnosis MemoryShort(const Request& calibrated, const Estimate& after, double need, Context* c) {
-  const Request& r = c->request;
+Diagnosis MemoryShort(const Setup& calibrated, const Estimate& after, double need, Context* c) {
+  const Setup& r = c->request;
   const Measurement& m = c->measured;
   const double cap = r.gpu.CapacityBytes();
   const double need_bytes = m.peak_allocated_bytes > 0 ? need : after.total_with_headroom_bytes;
@@ -37,8 +37,8 @@ Diagnosis MemoryShort(const Request& calibrated, const Estimate& after, double n
 
 // A run that fitted, short of the planning headroom: it runs as measured, and the remedies buy
 // margin rather than make it fit (the planning headroom is for what the estimate cannot see).
-Diagnosis HeadroomNotMet(const Request& calibrated, double need, double spare, Context* c) {
-  const Request& r = c->request;
+Diagnosis HeadroomNotMet(const Setup& calibrated, double need, double spare, Context* c) {
+  const Setup& r = c->request;
   const double cap = r.gpu.CapacityBytes();
   return {"headroom_not_met",
           "measurement",
@@ -65,8 +65,8 @@ bool SlowerThanEstimated(const Context& c) {
   return slow;
 }
 
-void DiagnoseMemory(const Request& calibrated, const Estimate& after, Context* c) {
-  const Request& r = c->request;
+void DiagnoseMemory(const Setup& calibrated, const Estimate& after, Context* c) {
+  const Setup& r = c->request;
   const Measurement& m = c->measured;
   const double cap = r.gpu.CapacityBytes();
   // The measured tensors plus the runtime part the estimate adds (context, NCCL, slack).
@@ -94,7 +94,7 @@ void DiagnoseMemory(const Request& calibrated, const Estimate& after, Context* c
   }
 }
 
-void DiagnoseSpeedup(const Request& calibrated, Context* c) {
+void DiagnoseSpeedup(const Setup& calibrated, Context* c) {
   const std::vector<Point>& points = c->points;
   if (points.size() <= 1) return;
   const Point base = points.front();
@@ -109,7 +109,7 @@ void DiagnoseSpeedup(const Request& calibrated, Context* c) {
     }
   }
   if (worst >= remedies::kLowScaling) return;
-  const Request q = At(calibrated, at);
+  const Setup q = At(calibrated, at);
   c->out.diagnosis.push_back(
       {"speedup_low",
        "measurement",
@@ -123,7 +123,7 @@ void DiagnoseSpeedup(const Request& calibrated, Context* c) {
 
 }  // namespace
 
-void Diagnose(const Request& calibrated, const Estimate& after, Context* c) {
+void Diagnose(const Setup& calibrated, const Estimate& after, Context* c) {
   DiagnoseMemory(calibrated, after, c);
   DiagnoseSpeedup(calibrated, c);
 }

@@ -10,7 +10,7 @@ namespace {
 
 using text::Fmt;
 
-InferencePerf Serving(const Request& r) { return EstimateSetup(r, false).serving.at_request; }
+InferencePerf Serving(const Setup& r) { return EstimateSetup(r, false).serving.at_request; }
 
 // The bandwidth factor that reproduces the measured TPOT. Each try is left in `f`, which the
 // TTFT solve of the same round starts from.

@@ -26,21 +26,21 @@ struct Point {
 
 /// One calibration under way: the setup, what was measured on it, and the answer so far.
 struct Context {
-  Context(const Request& r, const Measurement& m);
+  Context(const Setup& r, const Measurement& m);
 
   /// The request with the uncalibrated model under factors `f`.
-  Request With(const CalibrationFactors& f) const;
+  Setup With(const CalibrationFactors& f) const;
 
   // The note each fit leaves on its factor.
   void Derived(const std::string& factor, double value, const std::string& how);
   void NotDerived(const std::string& factor, const std::string& why);
   void AtBound(const std::string& factor, double value, const std::string& what);
 
-  const Request& request;  ///< as given, with its own factors
+  const Setup& request;  ///< as given, with its own factors
   const Measurement& measured;
   /// The request without factors: derived factors are absolute, relative to the uncalibrated
   /// model, not to the request's.
-  Request uncalibrated;
+  Setup uncalibrated;
   std::vector<Point> points;  ///< training throughput, smallest card count first
   CalibrationResult out;
 };
@@ -56,10 +56,10 @@ Solved Solve(const std::function<double(double)>& f, double target, double lo, d
 
 /// The request at another card count, same per-GPU batch: the weak scaling a 1/2/4-card
 /// measurement does. A count the model-parallel layout does not divide runs as pure data parallel.
-Request At(const Request& r, int64_t gpus);
+Setup At(const Setup& r, int64_t gpus);
 
 /// The whole job's training tokens/s the estimate gives for `r`.
-double TrainingRate(const Request& r);
+double TrainingRate(const Setup& r);
 
 /// The memory factor from the measured peak allocated (calibration_memory.cpp).
 void FitMemory(Context* c);
@@ -76,16 +76,16 @@ void FitServing(Context* c);
 
 /// Each measured quantity next to the estimate before and after calibration
 /// (calibration_compare.cpp).
-void Compare(const Estimate& before, const Estimate& after, const Request& calibrated, Context* c);
+void Compare(const Estimate& before, const Estimate& after, const Setup& calibrated, Context* c);
 
 /// The share of the card's memory the run used at peak; -1 when nothing measured says
 /// (calibration_yardstick.cpp).
-double MemoryShare(const Request& r, const Measurement& m);
+double MemoryShare(const Setup& r, const Measurement& m);
 /// The monitoring targets (calibration.h), met or not (calibration_yardstick.cpp).
 void Yardstick(Context* c);
 
 /// Which of the three mismatches the measured run shows, with the remedies checked on the
 /// calibrated request (calibration_diagnosis.cpp).
-void Diagnose(const Request& calibrated, const Estimate& after, Context* c);
+void Diagnose(const Setup& calibrated, const Estimate& after, Context* c);
 
 }  // namespace gpuplan::calibration

@@ -22,7 +22,7 @@ constexpr double kTiePull = 1e-6;
 constexpr int kGrid = 60;
 
 // The job's own rate first: a scaling point at the same card count does not replace it.
-std::vector<Point> ThroughputPoints(const Request& r, const Measurement& m) {
+std::vector<Point> ThroughputPoints(const Setup& r, const Measurement& m) {
   std::vector<Point> points;
   if (m.tokens_per_s > 0) points.push_back({r.parallel.gpus, m.tokens_per_s});
   for (const ScalingPoint& s : m.scaling) {
@@ -70,7 +70,7 @@ double SpeedupMisfit(const Context& c, double s) {
   const Point base = c.points.front();
   CalibrationFactors f = c.out.factors;
   f.interconnect = s;
-  const Request q = c.With(f);
+  const Setup q = c.With(f);
   const double base_rate = TrainingRate(At(q, base.gpus));
   double sum = 0;
   for (size_t i = 1; i < c.points.size(); ++i) {

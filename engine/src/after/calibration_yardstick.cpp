@@ -19,7 +19,7 @@ void Add(const char* code, double value, double target, bool met, const std::str
 
 }  // namespace
 
-double MemoryShare(const Request& r, const Measurement& m) {
+double MemoryShare(const Setup& r, const Measurement& m) {
   if (m.gpu_memory_share >= 0) return m.gpu_memory_share;
   if (m.peak_reserved_bytes > 0 && r.gpu.CapacityBytes() > 0) {
     return m.peak_reserved_bytes / r.gpu.CapacityBytes();

@@ -14,7 +14,7 @@ std::string Percent(double fraction) { return text::Fmt("%.0f%%", fraction * 100
 
 }  // namespace
 
-std::vector<Diagnosis> DiagnoseEstimate(const Request& r, const Estimate& e) {
+std::vector<Diagnosis> DiagnoseEstimate(const Setup& r, const Estimate& e) {
   std::vector<Diagnosis> out;
   const bool memory_only = e.infeasible.size() == 1 && e.infeasible[0].code == "exceeds_memory";
   const double share = e.capacity_bytes > 0 ? e.total_with_headroom_bytes / e.capacity_bytes : 0;

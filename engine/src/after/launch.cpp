@@ -26,8 +26,8 @@ std::string Join(const std::string& program, const Args& args) {
 
 std::string N(int64_t v) { return std::to_string(v); }
 
-std::string Repo(const Request& r, std::vector<std::string>* notes) {
-  if (!r.model_repo.empty()) return r.model_repo;
+std::string Repo(const Question& q, std::vector<std::string>* notes) {
+  if (!q.model_repo.empty()) return q.model_repo;
   notes->push_back(
       "MODEL stands for the model's Hugging Face repository or local path (the "
       "request gave an architecture, not a catalog preset)");
@@ -94,7 +94,8 @@ std::string Quantization(WeightFormat w, std::vector<std::string>* notes) {
   }
 }
 
-Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
+Launch Serving(const Question& q, const Estimate& e, const std::string& fw) {
+  const Setup& r = q.setup;
   Launch l;
   l.framework = fw;
   const Workload& w = r.workload;
@@ -105,7 +106,7 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
   const int64_t chunk =
       std::max<int64_t>(1, e.framework.max_batched_tokens > 0 ? e.framework.max_batched_tokens
                                                               : w.prefill_chunk_limit);
-  const std::string repo = Repo(r, &l.notes);
+  const std::string repo = Repo(q, &l.notes);
   const bool fp8_kv = r.precision.kv_cache == KvFormat::kFp8;
   // Data-parallel ranks split the sequences: each engine rank runs its share.
   const int64_t dp = std::max<int64_t>(1, p.Dp());
@@ -120,8 +121,8 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
                        {"--max-num-batched-tokens", N(chunk)},
                        {"--gpu-memory-utilization", "0.92"},
                        {"--dtype", TorchDtype(r.precision.weights)}});
-    const std::string q = Quantization(r.precision.weights, &l.notes);
-    if (!q.empty()) a.emplace_back("--quantization", q);
+    const std::string quant = Quantization(r.precision.weights, &l.notes);
+    if (!quant.empty()) a.emplace_back("--quantization", quant);
     if (fp8_kv) a.emplace_back("--kv-cache-dtype", "fp8");
     l.command = Join("vllm serve " + repo, a);
   } else if (fw == "sglang") {
@@ -138,8 +139,8 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
                        {"--max-running-requests", N(seqs)},
                        {"--chunked-prefill-size", N(chunk)},
                        {"--dtype", TorchDtype(r.precision.weights)}});
-    const std::string q = Quantization(r.precision.weights, &l.notes);
-    if (!q.empty()) a.emplace_back("--quantization", q);
+    const std::string quant = Quantization(r.precision.weights, &l.notes);
+    if (!quant.empty()) a.emplace_back("--quantization", quant);
     if (fp8_kv) a.emplace_back("--kv-cache-dtype", "fp8_e4m3");
     l.command = Join("python3 -m sglang.launch_server", a);
     l.notes.push_back(
@@ -165,11 +166,11 @@ Launch Serving(const Request& r, const Estimate& e, const std::string& fw) {
     // llama.cpp allocates -c for all slots at start: only as many as one replica holds.
     const int64_t slots = std::max<int64_t>(1, std::min(w.concurrency, seqs));
     // -ngl: every layer on the GPUs unless the setup keeps some on the CPU.
-    const int64_t ngl = r.serving.n_gpu_layers;
+    const int64_t ngl = r.serving.gpu_layers;
     Args a = {{"-m", "model.gguf"}, {"-c", N(slots * context)},
               {"-np", N(slots)},    {"-ngl", ngl >= 0 ? N(ngl) : std::string("999")},
               {"-ub", N(chunk)},    {"-fa", "on"}};
-    if (r.serving.n_cpu_moe > 0) a.emplace_back("--n-cpu-moe", N(r.serving.n_cpu_moe));
+    if (r.serving.cpu_moe_layers > 0) a.emplace_back("--n-cpu-moe", N(r.serving.cpu_moe_layers));
     if (p.gpus > 1) a.emplace_back("-sm", "layer");
     if (r.precision.kv_cache == KvFormat::kInt8 || fp8_kv) {
       a.emplace_back("-ctk", "q8_0");
@@ -222,7 +223,8 @@ std::string Optim(Optimizer o) {
 
 // Megatron-LM's pretrain_gpt.py options: the parallel layout, the batch, the model's shape, the
 // precision and the memory techniques.
-Args MegatronArgs(const Request& r) {
+Args MegatronArgs(const Question& q) {
+  const Setup& r = q.setup;
   const Workload& w = r.workload;
   const Parallel& p = r.parallel;
   const ModelSpec& m = r.model;
@@ -263,7 +265,7 @@ Args MegatronArgs(const Request& r) {
   }
   // What the request set of the schedule and the overlap, in Megatron-LM's flags
   // (docs/source/api-guide/dist_optimizer.md; arguments.py).
-  const TrainingOverrides& o = r.training;
+  const TrainingOverrides& o = q.training;
   if (o.pipeline && o.pipeline->schedule == PipelineSchedule::kInterleaved && p.pp > 1) {
     const int64_t v = std::max<int64_t>(1, o.pipeline->virtual_stages);
     a.emplace_back("--num-layers-per-virtual-pipeline-stage", N(m.layers / (p.pp * v)));
@@ -279,7 +281,8 @@ Args MegatronArgs(const Request& r) {
 }
 
 // DeepSpeed's ds_config.json for the request's ZeRO stage, batch, precision and offloads.
-std::string DeepSpeedConfig(const Request& r) {
+std::string DeepSpeedConfig(const Question& q) {
+  const Setup& r = q.setup;
   const Workload& w = r.workload;
   const Parallel& p = r.parallel;
   const bool fp16 = r.precision.weights == WeightFormat::kFp16;
@@ -309,8 +312,9 @@ std::string DeepSpeedConfig(const Request& r) {
 }
 
 // The Trainer under DeepSpeed: its config file, and ZeRO-1 taken to DeepSpeed from FSDP.
-void AddDeepSpeed(const Request& r, const std::string& fw, Args* a, Launch* l) {
-  l->files.push_back({"ds_config.json", DeepSpeedConfig(r)});
+void AddDeepSpeed(const Question& q, const std::string& fw, Args* a, Launch* l) {
+  const Setup& r = q.setup;
+  l->files.push_back({"ds_config.json", DeepSpeedConfig(q)});
   a->emplace_back("--deepspeed", "ds_config.json");
   if (r.techniques.recompute == Recompute::kFull) a->emplace_back("--gradient_checkpointing", "");
   if (fw != "deepspeed") {
@@ -320,7 +324,8 @@ void AddDeepSpeed(const Request& r, const std::string& fw, Args* a, Launch* l) {
 }
 
 // The Trainer under FSDP (ZeRO-2 or 3): its options and the auto-wrap config file.
-void AddFsdp(const Request& r, Args* a, Launch* l) {
+void AddFsdp(const Question& q, Args* a, Launch* l) {
+  const Setup& r = q.setup;
   const Parallel& p = r.parallel;
   const bool full_recompute = r.techniques.recompute == Recompute::kFull;
   l->framework = "pytorch_fsdp";
@@ -334,7 +339,8 @@ void AddFsdp(const Request& r, Args* a, Launch* l) {
 }
 
 // The Trainer under plain DDP (ZeRO 0, or one data-parallel rank).
-void AddDdp(const Request& r, Args* a, Launch* l) {
+void AddDdp(const Question& q, Args* a, Launch* l) {
+  const Setup& r = q.setup;
   l->framework = "pytorch_fsdp";
   if (r.techniques.recompute == Recompute::kFull) a->emplace_back("--gradient_checkpointing", "");
   if (r.parallel.Dp() > 1)
@@ -344,8 +350,9 @@ void AddDdp(const Request& r, Args* a, Launch* l) {
 }
 
 // Hugging Face Trainer under torchrun: DDP, FSDP (ZeRO-2/3) or DeepSpeed (any stage).
-void TrainerLaunch(const Request& r, const Estimate& e, const std::string& fw,
+void TrainerLaunch(const Question& q, const Estimate& e, const std::string& fw,
                    const std::string& repo, Launch* l) {
+  const Setup& r = q.setup;
   const Workload& w = r.workload;
   const Parallel& p = r.parallel;
   const bool fp16 = r.precision.weights == WeightFormat::kFp16;
@@ -362,11 +369,11 @@ void TrainerLaunch(const Request& r, const Estimate& e, const std::string& fw,
         "or torchtitan; the command covers its data-parallel part");
   }
   if (deepspeed) {
-    AddDeepSpeed(r, fw, &a, l);
+    AddDeepSpeed(q, fw, &a, l);
   } else if (p.zero >= 2 && p.Dp() > 1) {
-    AddFsdp(r, &a, l);
+    AddFsdp(q, &a, l);
   } else {
-    AddDdp(r, &a, l);
+    AddDdp(q, &a, l);
   }
   if (w.IsPeft()) {
     l->notes.push_back("train.py applies the adapters: peft LoraConfig(r=" + N(w.lora_rank) +
@@ -386,7 +393,8 @@ void TrainerLaunch(const Request& r, const Estimate& e, const std::string& fw,
 // recipe by method and GPU count, and the configuration keys its recipes read (recipes/
 // configs/llama3_1/8B_lora.yaml and 8B_full.yaml; tensor_parallel_dim and
 // context_parallel_dim in recipes/full_finetune_distributed.py).
-void TorchtuneLaunch(const Request& r, const Estimate& e, Launch* l) {
+void TorchtuneLaunch(const Question& q, const Estimate& e, Launch* l) {
+  const Setup& r = q.setup;
   const Workload& w = r.workload;
   const Parallel& p = r.parallel;
   const bool peft = w.IsPeft();
@@ -407,7 +415,7 @@ void TorchtuneLaunch(const Request& r, const Estimate& e, Launch* l) {
       {std::string("enable_activation_checkpointing=") +
            (r.techniques.recompute == Recompute::kFull ? "True" : "False"),
        ""},
-      {std::string("compile=") + (r.training.compile ? "True" : "False"), ""}};
+      {std::string("compile=") + (q.training.compile ? "True" : "False"), ""}};
   if (peft) a.emplace_back("model.lora_rank=" + N(w.lora_rank), "");
   if (!peft) {
     a.emplace_back(
@@ -431,23 +439,24 @@ void TorchtuneLaunch(const Request& r, const Estimate& e, Launch* l) {
   l->command = Join(run, a);
 }
 
-Launch Training(const Request& r, const Estimate& e, const std::string& fw) {
+Launch Training(const Question& q, const Estimate& e, const std::string& fw) {
+  const Setup& r = q.setup;
   Launch l;
   l.framework = fw;
   if (fw == "torchtune") {
-    TorchtuneLaunch(r, e, &l);
+    TorchtuneLaunch(q, e, &l);
     return l;
   }
-  const std::string repo = Repo(r, &l.notes);
+  const std::string repo = Repo(q, &l.notes);
   if (fw == "megatron") {
-    l.command = Join(Torchrun(e, r.parallel, "pretrain_gpt.py"), MegatronArgs(r));
+    l.command = Join(Torchrun(e, r.parallel, "pretrain_gpt.py"), MegatronArgs(q));
     l.notes.push_back(
         "add the data and tokenizer options (--data-path, --tokenizer-type, ...) "
         "and the model's position embedding and bias options; --train-iters "
         "follows the run's tokens / (global batch x seq length)");
     return l;
   }
-  TrainerLaunch(r, e, fw, repo, &l);
+  TrainerLaunch(q, e, fw, repo, &l);
   // The command is a Trainer script already; only a switch to DeepSpeed renames it.
   if (fw == "hf_transformers" && l.framework == "pytorch_fsdp") l.framework = fw;
   return l;
@@ -455,12 +464,13 @@ Launch Training(const Request& r, const Estimate& e, const std::string& fw) {
 
 }  // namespace
 
-Launch LaunchFor(const Request& r, const Estimate& e) {
-  const std::string fw = r.framework != nullptr    ? r.framework->id
+Launch LaunchFor(const Question& q, const Estimate& e) {
+  const Setup& r = q.setup;
+  const std::string fw = r.StackNamed()            ? r.stack->id
                          : r.workload.IsTraining() ? "pytorch_fsdp"
                                                    : "vllm";
-  Launch l = r.workload.IsTraining() ? Training(r, e, fw) : Serving(r, e, fw);
-  if (r.framework == nullptr) {
+  Launch l = r.workload.IsTraining() ? Training(q, e, fw) : Serving(q, e, fw);
+  if (!r.StackNamed()) {
     l.notes.push_back("the estimate used no framework profile; set framework to \"" + l.framework +
                       "\" for its memory behaviour (KV pool, buckets, graphs)");
   }

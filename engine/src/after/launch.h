@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "physics/estimate.h"
-#include "physics/request.h"
+#include "plan/question.h"
 
 namespace gpuplan {
 
@@ -25,6 +25,6 @@ struct Launch {
 };
 
 /// Pure. `e` is the setup's estimate (serving: its max_concurrency sizes the batch).
-Launch LaunchFor(const Request& r, const Estimate& e);
+Launch LaunchFor(const Question& r, const Estimate& e);
 
 }  // namespace gpuplan

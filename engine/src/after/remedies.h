@@ -19,10 +19,10 @@ inline constexpr double kLowScaling = 0.8;
 
 /// Memory: smaller batch or sequence, gradient accumulation, recomputation, ZeRO, a bigger card;
 /// each checked for fit on `r` (which carries any calibration).
-std::vector<Remedy> Memory(const Request& r, double need_bytes);
+std::vector<Remedy> Memory(const Setup& r, double need_bytes);
 /// Memory plentiful, throughput low: data pipeline, host RAM, bandwidth, then a larger batch.
-std::vector<Remedy> Throughput(const Request& r, const Estimate& e);
+std::vector<Remedy> Throughput(const Setup& r, const Estimate& e);
 /// Multi-card speed-up low: interconnect, sharding, fewer cards.
-std::vector<Remedy> Speedup(const Request& r, const Estimate& e);
+std::vector<Remedy> Speedup(const Setup& r, const Estimate& e);
 
 }  // namespace gpuplan::remedies

@@ -81,7 +81,8 @@ bool SameArchitecture(const ModelSpec& m) {
   return ModelType(m) == m.family || (m.family == "explicit" && !m.IsMoe() && !m.IsMla());
 }
 
-std::string Settings(const Request& r) {
+std::string Settings(const Question& q) {
+  const Setup& r = q.setup;
   const ModelSpec& m = r.model;
   const Workload& w = r.workload;
   const int64_t context = w.IsTraining() ? w.seq_len : w.prompt_tokens + w.output_tokens;
@@ -91,7 +92,7 @@ std::string Settings(const Request& r) {
     s += "    " + Quote(key) + ": " + value + ",\n";
   };
   add("kind", Quote(Name(w.kind)));
-  add("model", Quote(r.model_preset.empty() ? m.name : r.model_preset));
+  add("model", Quote(q.model_preset.empty() ? m.name : q.model_preset));
   add("model_type", Quote(ModelType(m)));
   add("same_architecture", Bool(SameArchitecture(m)));
   s += "    \"config\": {\"vocab_size\": " + Int(m.vocab) + ", \"hidden_size\": " + Int(m.hidden) +
@@ -156,15 +157,16 @@ std::string EstimateBlock(const char* name, const Estimate* estimate) {
 
 }  // namespace
 
-Request OneGpu(const Request& r) {
-  Request one = r;
+Setup OneGpu(const Setup& r) {
+  Setup one = r;
   one.parallel = Parallel{};
   one.parallel.gpus = 1;
   return one;
 }
 
-std::string MeasurementScript(const Request& r, const Estimate& one_gpu, const Estimate* layout,
+std::string MeasurementScript(const Question& q, const Estimate& one_gpu, const Estimate* layout,
                               std::string_view engine_version, std::string_view catalog_version) {
+  const Setup& r = q.setup;
   std::string out = "#!/usr/bin/env python3\n";
   out += "# Measures what gpuplan " + std::string(engine_version) + " (catalog " +
          std::string(catalog_version) + ") estimated, with random weights.\n";
@@ -181,7 +183,7 @@ std::string MeasurementScript(const Request& r, const Estimate& one_gpu, const E
            " GPUs; run alone, this script measures one GPU\n# without parallelism or sharding "
            "and compares with the engine's estimate of that.\n";
   }
-  out += "\n" + Settings(r) + "\n" + EstimateBlock("ESTIMATE", &one_gpu) +
+  out += "\n" + Settings(q) + "\n" + EstimateBlock("ESTIMATE", &one_gpu) +
          EstimateBlock("ESTIMATE_LAYOUT", layout);
   out += MeasureProgram();
   return out;

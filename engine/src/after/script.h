@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "physics/estimate.h"
-#include "physics/request.h"
+#include "plan/question.h"
 
 namespace gpuplan {
 
@@ -17,11 +17,11 @@ namespace gpuplan {
 /// GPU, what the script measures when run alone) and `layout` (the request's own multi-GPU
 /// layout, what it measures under torchrun with as many processes; null for one GPU) embedded
 /// for comparison. Pure: text in, text out.
-std::string MeasurementScript(const Request& r, const Estimate& one_gpu, const Estimate* layout,
+std::string MeasurementScript(const Question& r, const Estimate& one_gpu, const Estimate* layout,
                               std::string_view engine_version, std::string_view catalog_version);
 
 /// The single-GPU request the script measures: the same job without parallelism (a multi-GPU
 /// layout is reported in the script's settings but measured one rank at a time).
-Request OneGpu(const Request& r);
+Setup OneGpu(const Setup& r);
 
 }  // namespace gpuplan

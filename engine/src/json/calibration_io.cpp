@@ -11,7 +11,7 @@ namespace gpuplan::json_io {
 
 void ReadCalibration(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   if (v == nullptr) return;
-  CalibrationFactors& c = out->request.calibration;
+  CalibrationFactors& c = out->request.setup.calibration;
   Fields r(v, "/calibration", ctx, &out->normalized["calibration"]);
   // The bounds calibrate itself keeps to (calibration.cpp), with room for hand-set values.
   c.compute = r.NumberOr("compute", 1, 0.01, 20);
@@ -61,7 +61,7 @@ void ReadMeasured(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
     }
   }
   r.RejectUnknown();
-  const bool training = out->request.workload.IsTraining();
+  const bool training = out->request.setup.workload.IsTraining();
   const bool any = m.peak_allocated_bytes > 0 || m.peak_reserved_bytes > 0 || m.out_of_memory ||
                    m.tokens_per_s > 0 || !m.scaling.empty() || m.ttft_ms > 0 || m.tpot_ms > 0 ||
                    m.gpu_utilization >= 0 || m.gpu_memory_share >= 0 || m.host_ram_share >= 0;

@@ -51,15 +51,15 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::vector<GpuSpec> CardsToSearch(const Request& r, const LoadedCatalog& cat) {
-  if (r.constraints.gpus.empty() && !r.gpu.id.empty()) return {r.gpu};
+std::vector<GpuSpec> CardsToSearch(const Question& r, const LoadedCatalog& cat) {
+  if (r.constraints.gpus.empty() && !r.setup.gpu.id.empty()) return {r.setup.gpu};
   std::vector<GpuSpec> cards;
   if (r.constraints.gpus.empty()) {
     cards = cat.gpus;
   } else {
     for (const auto& id : r.constraints.gpus) cards.push_back(*cat.FindGpu(id));
   }
-  for (GpuSpec& g : cards) ApplyMarket(r.market, cat.rates, &g);
+  for (GpuSpec& g : cards) ApplyMarket(r.setup.pricing.market, cat.rates, &g);
   return cards;
 }
 

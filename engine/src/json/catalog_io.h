@@ -11,7 +11,7 @@
 #include "json/reader.h"
 #include "model/hardware.h"
 #include "model/model_spec.h"
-#include "physics/request.h"
+#include "plan/question.h"
 
 namespace gpuplan::json_io {
 
@@ -56,7 +56,7 @@ std::string NearestIds(const std::string& id, const std::vector<std::string>& id
 /// The cards a search compares (plan, traffic): constraints.gpus, else the card the request
 /// names, else the whole catalog, each priced for the request's market. `r` was read against
 /// `cat`, so every id is in it.
-std::vector<GpuSpec> CardsToSearch(const Request& r, const LoadedCatalog& cat);
+std::vector<GpuSpec> CardsToSearch(const Question& r, const LoadedCatalog& cat);
 
 /// Reads `{card id: number}` (constraints.wait_s, fleet prices, purchase prices): each card must
 /// be in `cat` and each number in [0, max]; a bad entry is an error at its own path, the rest

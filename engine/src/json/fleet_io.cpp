@@ -37,7 +37,7 @@ bool ReadWorkload(const Json& v, size_t i, const LoadedCatalog& catalog, const R
   }
   w->request = parsed.request;
   (*norm)["request"] = parsed.normalized;
-  const Workload& wl = w->request.workload;
+  const Workload& wl = w->request.setup.workload;
   w->online = !wl.IsTraining() && wl.mode == InferenceMode::kOnline;
   if (w->online) {
     if (const Json* curve = r.Raw("concurrency_by_hour")) {

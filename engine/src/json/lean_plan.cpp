@@ -163,7 +163,7 @@ void WriteFramework(TextWriter* w, const FrameworkEstimate& f) {
 
 // The seven parts, each in whole bytes, and the totals made of the rounded parts (as
 // EstimateBody's).
-void WriteMemory(TextWriter* w, const Request& r, const Estimate& e) {
+void WriteMemory(TextWriter* w, const Setup& r, const Estimate& e) {
   double total = 0;
   w->BeginObject();
   w->Key("capacity_bytes");
@@ -246,7 +246,7 @@ void WritePerformance(TextWriter* w, const Estimate& e) {
 }
 
 // One recommendation's estimate as the lean plan carries it.
-void WriteEstimate(TextWriter* w, const Request& r, const Estimate& e, Basis* basis) {
+void WriteEstimate(TextWriter* w, const Setup& r, const Estimate& e, Basis* basis) {
   w->BeginObject();
   w->Key("bands");
   WriteBands(w, e, basis);
@@ -293,7 +293,7 @@ void WriteEstimate(TextWriter* w, const Request& r, const Estimate& e, Basis* ba
 }
 
 // A setup in brief: an almost-fit's or the fewest-cards alternative's.
-void WriteSetup(TextWriter* w, const Request& q) {
+void WriteSetup(TextWriter* w, const Setup& q) {
   const Parallel& p = q.parallel;
   w->BeginObject();
   w->Key("gpus");
@@ -374,7 +374,7 @@ void WriteFewest(TextWriter* w, const FewestCards& f) {
 }
 
 void WriteRow(TextWriter* w, const PlanChoice& c, Basis* basis) {
-  const Request& q = c.request;
+  const Setup& q = c.request;
   const bool training = q.workload.IsTraining();
   // The plan already chose (no levers); a lean row carries no formulas.
   const Estimate e = EstimateSetup(q, /*with_levers=*/false, Description::kNotes);
@@ -445,17 +445,17 @@ void WriteRow(TextWriter* w, const PlanChoice& c, Basis* basis) {
   w->String(c.rank_reason);
   w->Key("replicas");
   w->Int(c.replicas);
-  if (q.serving.n_gpu_layers >= 0 || q.serving.n_cpu_moe >= 0) {
+  if (q.serving.gpu_layers >= 0 || q.serving.cpu_moe_layers >= 0) {
     // What the plan kept in host memory when the whole model did not fit on the cards.
     w->Key("serving");
     w->BeginObject();
-    if (q.serving.n_cpu_moe >= 0) {
+    if (q.serving.cpu_moe_layers >= 0) {
       w->Key("n_cpu_moe");
-      w->Int(q.serving.n_cpu_moe);
+      w->Int(q.serving.cpu_moe_layers);
     }
-    if (q.serving.n_gpu_layers >= 0) {
+    if (q.serving.gpu_layers >= 0) {
       w->Key("n_gpu_layers");
-      w->Int(q.serving.n_gpu_layers);
+      w->Int(q.serving.gpu_layers);
     }
     w->EndObject();
   }

@@ -16,7 +16,7 @@ bool Training(const std::string& kind) { return kind != "inference"; }
 // The request for one purpose and model: the asking request's settings that apply to it.
 Json PurposeRequest(const ParsedRequest& pr, const std::string& kind) {
   const Json& n = pr.normalized;
-  const bool same_class = Training(kind) == pr.request.workload.IsTraining();
+  const bool same_class = Training(kind) == pr.request.setup.workload.IsTraining();
   Json q = {{"workload", {{"kind", kind}}}};
   if (same_class && n.contains("workload")) {
     for (const char* key :
@@ -31,7 +31,7 @@ Json PurposeRequest(const ParsedRequest& pr, const std::string& kind) {
     }
   }
   // The asking request's number formats when the purpose is its own (qlora keeps its 4 bits).
-  if (kind == std::string(Name(pr.request.workload.kind)) && n.contains("precision")) {
+  if (kind == std::string(Name(pr.request.setup.workload.kind)) && n.contains("precision")) {
     q["precision"] = n["precision"];
   }
   return q;
@@ -40,7 +40,7 @@ Json PurposeRequest(const ParsedRequest& pr, const std::string& kind) {
 }  // namespace
 
 Json LargestModels(const LoadedCatalog& catalog, const ParsedRequest& pr) {
-  const Request& r = pr.request;
+  const Setup& r = pr.request.setup;
   std::vector<std::pair<double, const ModelPreset*>> order(catalog.models.size());
   std::transform(catalog.models.begin(), catalog.models.end(), order.begin(),
                  [](const ModelPreset& m) {
@@ -81,7 +81,7 @@ Json LargestModels(const LoadedCatalog& catalog, const ParsedRequest& pr) {
 
 Json LimitsToJson(const ParsedRequest& pr, const Limits& l, const Json& models,
                   const std::string& catalog_version) {
-  const Request& r = pr.request;
+  const Setup& r = pr.request.setup;
   Json own = Json::object();
   Json explain = Json::object();
   if (r.workload.IsTraining()) {

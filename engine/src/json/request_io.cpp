@@ -23,7 +23,7 @@ constexpr int64_t kMaxGpus = 1 << 20;
 
 void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& ctx,
                ParsedRequest* out) {
-  Request& req = out->request;
+  Question& req = out->request;
   if (model == nullptr) {
     ctx.Error("missing_field", "/model",
               "is required: {\"preset\": ID}, {\"hf_config\": {...}} or explicit numbers");
@@ -62,7 +62,7 @@ void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& c
                     "is not a model in catalog " + cat.version + ", got " + Show(*id) +
                         " (nearest: " + NearestIds(*id, ids) + ")");
         } else {
-          req.model = p->spec;
+          req.setup.model = p->spec;
           req.model_preset = p->id;
           req.model_repo = p->hf_repo;
         }
@@ -70,9 +70,10 @@ void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& c
     } else {
       const Json* hf = r.Raw("hf_config");
       if (auto spec = ModelFromHfConfig(*hf, "/model/hf_config", ctx, &out->warnings)) {
-        req.model = std::move(*spec);
-        if (hf_id && !hf_id->empty()) req.model.name = *hf_id;
-        if (req.model.name.empty()) req.model.name = "config.json (" + req.model.family + ")";
+        req.setup.model = std::move(*spec);
+        if (hf_id && !hf_id->empty()) req.setup.model.name = *hf_id;
+        if (req.setup.model.name.empty())
+          req.setup.model.name = "config.json (" + req.setup.model.family + ")";
       }
       norm["hf_config"] = *hf;
     }
@@ -81,7 +82,7 @@ void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& c
     return;
   }
   if (auto spec = ModelFromExplicit(*model, "/model", ctx, &norm, &out->warnings)) {
-    req.model = std::move(*spec);
+    req.setup.model = std::move(*spec);
   }
 }
 
@@ -174,7 +175,7 @@ void ReadRequestSet(const Json* v, const ReadContext& ctx, Json* norm, Workload:
 }
 
 void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
-  Workload& w = out->request.workload;
+  Workload& w = out->request.setup.workload;
   if (wl == nullptr) {
     ctx.Error("missing_field", "/workload", "is required (at least {\"kind\": ...})");
     return;
@@ -192,7 +193,7 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
   if (kind == "lora") w.kind = WorkloadKind::kLora;
   if (kind == "qlora") w.kind = WorkloadKind::kQlora;
   if (kind == "inference") w.kind = WorkloadKind::kInference;
-  const int64_t max_ctx = out->request.model.max_context;
+  const int64_t max_ctx = out->request.setup.model.max_context;
   if (w.IsTraining()) {
     w.micro_batch = r.IntOr("micro_batch", 1, 1, 1 << 20);
     w.seq_len =
@@ -202,7 +203,7 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
     w.batch_given = r.Has("global_batch") || r.Has("grad_accum");
     // The run's length: Chinchilla's 20 tokens per parameter for pretraining (Hoffmann et al.
     // 2022), a typical 100M-token supervised set for fine-tuning.
-    const double params = static_cast<double>(CountParams(out->request.model).total);
+    const double params = static_cast<double>(CountParams(out->request.setup.model).total);
     const bool pretrain = w.kind == WorkloadKind::kPretrain;
     w.tokens = r.NumberOr("tokens", pretrain && params > 0 ? 20 * params : 1e8, 1, 1e18);
     if (w.IsPeft()) {
@@ -230,7 +231,7 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
     // a whole batch of long prompts in one pass is what plain Hugging Face generate does.
     // A serving engine's chunk depends on the card (vLLM, SGLang): 0 leaves it to the
     // estimate, which knows the card (ApplyEngineDefaults).
-    const StackProfile* fw = out->request.framework;
+    const StackProfile* fw = out->request.setup.NamedStack();
     const bool engine_chunk = fw != nullptr && fw->serving && !r.Has("prefill_chunk_tokens");
     const int64_t all = w.prompt_tokens * w.concurrency;
     w.prefill_chunk_limit = r.Has("prefill_chunk_tokens")
@@ -277,9 +278,9 @@ void ReadWorkload(const Json* wl, const ReadContext& ctx, ParsedRequest* out) {
 // global_batch = micro_batch x grad_accum x data-parallel ranks (the contract). Given without
 // grad_accum, it sets grad_accum; given with it, the three must agree.
 void ReconcileGlobalBatch(const ReadContext& ctx, ParsedRequest* out) {
-  Workload& w = out->request.workload;
+  Workload& w = out->request.setup.workload;
   if (!w.IsTraining() || w.global_batch == 0) return;
-  const int64_t dp = std::max<int64_t>(1, out->request.parallel.Dp());
+  const int64_t dp = std::max<int64_t>(1, out->request.setup.parallel.Dp());
   const int64_t per_accum = w.micro_batch * dp;
   auto& defaults = out->defaults_applied;
   const bool accum_given =
@@ -302,16 +303,16 @@ void ReconcileGlobalBatch(const ReadContext& ctx, ParsedRequest* out) {
 }
 
 void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
-  Request& req = out->request;
+  Question& req = out->request;
   Json& norm = out->normalized["precision"];
   Fields r(v, "/precision", ctx, &norm);
-  const bool qlora = req.workload.kind == WorkloadKind::kQlora;
+  const bool qlora = req.setup.workload.kind == WorkloadKind::kQlora;
   // A pasted checkpoint whose quantization_config declares its format sets the default for
   // serving and adapters (QLoRA keeps nf4 unless the checkpoint is a 4-bit one); full training
   // starts from 16-bit weights. An explicit weights wins.
-  const std::string& stored = req.model.checkpoint_weights;
-  const bool full_training = req.workload.kind == WorkloadKind::kPretrain ||
-                             req.workload.kind == WorkloadKind::kFullFinetune;
+  const std::string& stored = req.setup.model.checkpoint_weights;
+  const bool full_training = req.setup.workload.kind == WorkloadKind::kPretrain ||
+                             req.setup.workload.kind == WorkloadKind::kFullFinetune;
   const bool stored_fits =
       !stored.empty() && !full_training &&
       (!qlora || IsFourBit(ParseWeightFormat(stored).value_or(WeightFormat::kBf16)));
@@ -323,22 +324,22 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
                 "gguf_q6_k",   "gguf_iq2_xs", "gguf_q4_0",    "gguf_q4_1",      "gguf_q5_0",
                 "gguf_q5_1",   "gguf_iq4_xs", "gguf_iq3_xxs", "mxfp4",          "mxfp4_experts",
                 "nvfp4",       "mxfp8",       "fp8_block128", "autoround_int4", "exl2"});
-  req.precision.weights = ParseWeightFormat(weights).value_or(WeightFormat::kBf16);
-  if (!req.model.checkpoint_quant_unmodelled.empty() && !r.Has("weights") && !full_training) {
+  req.setup.precision.weights = ParseWeightFormat(weights).value_or(WeightFormat::kBf16);
+  if (!req.setup.model.checkpoint_quant_unmodelled.empty() && !r.Has("weights") && !full_training) {
     out->warnings.push_back(Note{"checkpoint_quantization_not_modelled",
                                  {},
                                  "the config's quantization_config (" +
-                                     req.model.checkpoint_quant_unmodelled +
+                                     req.setup.model.checkpoint_quant_unmodelled +
                                      ") is not modelled: the weights are taken as " + weights});
   }
-  const WeightFormat wf = req.precision.weights;
+  const WeightFormat wf = req.setup.precision.weights;
   if (qlora && !IsFourBit(wf)) {
     ctx.Error("invalid_combination", "/precision/weights",
               "qlora needs a 4-bit base (nf4, int4, gptq_int4, awq_int4, autoround_int4), got " +
                   weights);
   }
-  const bool full = req.workload.kind == WorkloadKind::kPretrain ||
-                    req.workload.kind == WorkloadKind::kFullFinetune;
+  const bool full = req.setup.workload.kind == WorkloadKind::kPretrain ||
+                    req.setup.workload.kind == WorkloadKind::kFullFinetune;
   if (full && !IsFloatTrainable(wf)) {
     ctx.Error("invalid_combination", "/precision/weights",
               "a quantised format (" + weights +
@@ -346,29 +347,30 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
                   "fp32/bf16/fp16/fp8");
   }
   // A checkpoint that declares its KV cache type (quantization_config) sets the default.
-  const std::string& declared = req.model.checkpoint_kv_cache;
+  const std::string& declared = req.setup.model.checkpoint_kv_cache;
   const std::string kv_default = !declared.empty() ? declared
                                  : wf == WeightFormat::kFp16
                                      ? "fp16"
                                      : (wf == WeightFormat::kFp32 ? "fp32" : "bf16");
   const std::string kv = r.EnumOr("kv_cache", kv_default, {"fp32", "bf16", "fp16", "fp8", "int8"});
-  req.precision.kv_cache = ParseKvFormat(kv).value_or(KvFormat::kBf16);
+  req.setup.precision.kv_cache = ParseKvFormat(kv).value_or(KvFormat::kBf16);
   const bool sixteen =
       wf == WeightFormat::kBf16 || wf == WeightFormat::kFp16 || wf == WeightFormat::kFp8;
-  const bool master_copy = full && sixteen && StackOf(req).training.master_copy;
+  const bool master_copy = full && sixteen && req.setup.stack->training.master_copy;
   const std::string master =
       r.EnumOr("master_weights", master_copy ? "fp32" : "none", {"fp32", "none"});
-  req.precision.master = master == "fp32" ? MasterWeights::kFp32 : MasterWeights::kNone;
+  req.setup.precision.master = master == "fp32" ? MasterWeights::kFp32 : MasterWeights::kNone;
   if (master == "fp32" && (wf == WeightFormat::kFp32 || wf == WeightFormat::kTf32)) {
     out->warnings.push_back(
         Note{"master_copy_redundant", {}, "fp32 weights are their own master copy"});
-    req.precision.master = MasterWeights::kNone;
+    req.setup.precision.master = MasterWeights::kNone;
   }
   const bool grouped = IsFourBit(wf);
   if (grouped) {
-    const int stored_group = wf == ParseWeightFormat(stored) ? req.model.checkpoint_group_size : 0;
+    const int stored_group =
+        wf == ParseWeightFormat(stored) ? req.setup.model.checkpoint_group_size : 0;
     const int group_default = stored_group > 0 ? stored_group : wf == WeightFormat::kNf4 ? 64 : 128;
-    req.precision.quant.group_size =
+    req.setup.precision.quant.group_size =
         static_cast<int>(r.IntOr("group_size", group_default, 8, 1 << 16));
   } else if (r.Has("group_size")) {
     r.Int("group_size", 8, 1 << 16);
@@ -382,19 +384,19 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
       ctx.Error("missing_field", "/precision/bits_per_weight",
                 "is required for exl2 weights (the checkpoint's average bits, 2.0-8.0)");
     }
-    req.precision.quant.bits_per_weight = bpw.value_or(4);
+    req.setup.precision.quant.bits_per_weight = bpw.value_or(4);
   } else if (r.Has("bits_per_weight")) {
     r.Number("bits_per_weight", 2.0, 8.0);
     out->warnings.push_back(Unused("/precision/bits_per_weight", "applies to exl2 only"));
   }
   if (wf == WeightFormat::kNf4) {
-    req.precision.quant.double_quant = r.BoolOr("double_quant", true);
+    req.setup.precision.quant.double_quant = r.BoolOr("double_quant", true);
   } else if (r.Has("double_quant")) {
     r.Bool("double_quant");
     out->warnings.push_back(Unused("/precision/double_quant", "applies to nf4 only"));
   }
   if (!IsFloatTrainable(wf) && !IsGguf(wf)) {
-    req.precision.quantize_lm_head = r.BoolOr("quantize_lm_head", false);
+    req.setup.precision.quantize_lm_head = r.BoolOr("quantize_lm_head", false);
   } else if (r.Has("quantize_lm_head")) {
     r.Bool("quantize_lm_head");
     out->warnings.push_back(
@@ -403,8 +405,8 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   // The contract's default: fp32 moments beside an fp32 master copy; without one, the
   // parameter's dtype (torch.optim creates its state with zeros_like(param)). With a master
   // copy and no value given, the stack's own rule stands.
-  const bool pure = req.precision.master == MasterWeights::kNone;
-  const bool training = req.workload.IsTraining();
+  const bool pure = req.setup.precision.master == MasterWeights::kNone;
+  const bool training = req.setup.workload.IsTraining();
   const std::string states =
       training ? r.EnumOr("optimizer_states", pure ? "param" : "fp32", {"fp32", "bf16", "param"})
                : r.Enum("optimizer_states", {"fp32", "bf16", "param"}).value_or("");
@@ -418,16 +420,16 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   }
   // Only bitsandbytes' formats are upcast: PEFT's preparation skips GPTQ, AWQ and the others.
   const bool bnb_kbit = wf == WeightFormat::kNf4 || wf == WeightFormat::kInt8;
-  if (req.workload.IsPeft() && bnb_kbit) {
+  if (req.setup.workload.IsPeft() && bnb_kbit) {
     req.training.kbit_fp32_upcast =
-        r.BoolOr("kbit_fp32_upcast", StackOf(req).training.kbit_fp32_upcast);
+        r.BoolOr("kbit_fp32_upcast", req.setup.stack->training.kbit_fp32_upcast);
   } else if (r.Has("kbit_fp32_upcast")) {
     r.Bool("kbit_fp32_upcast");
     out->warnings.push_back(
         Unused("/precision/kbit_fp32_upcast", "applies to LoRA on an nf4 or int8 base only"));
   }
-  if (req.workload.IsPeft()) {
-    req.precision.adapters_fp32 = r.EnumOr("adapters", "fp32", {"fp32", "bf16"}) == "fp32";
+  if (req.setup.workload.IsPeft()) {
+    req.setup.precision.adapters_fp32 = r.EnumOr("adapters", "fp32", {"fp32", "bf16"}) == "fp32";
   } else if (r.Has("adapters")) {
     r.Enum("adapters", {"fp32", "bf16"});
   }
@@ -435,8 +437,8 @@ void ReadPrecision(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
 }
 
 void ReadTechniques(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
-  Request& req = out->request;
-  MemoryTechniques& t = req.techniques;
+  Question& req = out->request;
+  MemoryTechniques& t = req.setup.techniques;
   Json& norm = out->normalized["memory_techniques"];
   Fields r(v, "/memory_techniques", ctx, &norm);
   const std::string rc = r.EnumOr("recompute", "selective",
@@ -456,7 +458,7 @@ void ReadTechniques(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
     out->warnings.push_back(
         Unused("/memory_techniques/recompute_every", "is read only with every_n_layers"));
   }
-  if (req.workload.IsTraining()) {
+  if (req.setup.workload.IsTraining()) {
     req.training.compile = r.BoolOr("compile", false);
   } else if (r.Has("compile")) {
     r.Bool("compile");
@@ -464,7 +466,7 @@ void ReadTechniques(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   }
   // FlashAttention 2 needs Ampere or later; older cards fall back to attention that
   // materialises the score matrix unless the user says otherwise.
-  const std::string& gen = req.gpu.generation;
+  const std::string& gen = req.setup.gpu.generation;
   const bool old_card = gen == "volta" || gen == "turing" || gen == "pascal";
   t.flash_attention = r.BoolOr("flash_attention", !old_card);
   const Json* off = r.Raw("offload");
@@ -512,7 +514,7 @@ void ReadTechniques(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
 // parallel.pp_schedule and virtual_stages (contract, second round): the stack's schedule
 // unless the request names one.
 void ReadSchedule(Fields* r, const ReadContext& ctx, ParsedRequest* out) {
-  const Pipeline stack = StackOf(out->request).training.pipeline;
+  const Pipeline stack = out->request.setup.stack->training.pipeline;
   const char* const kNames[] = {"1f1b", "interleaved", "gpipe"};
   const std::string schedule = r->EnumOr("pp_schedule", kNames[static_cast<int>(stack.schedule)],
                                          {"1f1b", "interleaved", "gpipe"});
@@ -524,8 +526,8 @@ void ReadSchedule(Fields* r, const ReadContext& ctx, ParsedRequest* out) {
   if (interleaved) {
     p.virtual_stages =
         r->IntOr("virtual_stages", std::max<int64_t>(2, stack.virtual_stages), 1, 1 << 12);
-    const int64_t layers = out->request.model.layers;
-    const int64_t chunks = out->request.parallel.pp * p.virtual_stages;
+    const int64_t layers = out->request.setup.model.layers;
+    const int64_t chunks = out->request.setup.parallel.pp * p.virtual_stages;
     if (layers > 0 && chunks > layers) {
       ctx.Error("invalid_combination", "/parallel/virtual_stages",
                 "pp x virtual_stages (" + std::to_string(chunks) + ") exceeds the model's " +
@@ -543,7 +545,7 @@ void ReadSchedule(Fields* r, const ReadContext& ctx, ParsedRequest* out) {
 // parallel.overlap: each flag the request gives replaces the stack's.
 void ReadOverlap(const Json* v, const std::string& path, const ReadContext& ctx,
                  ParsedRequest* out) {
-  const Overlap stack = StackOf(out->request).training.overlap;
+  const Overlap stack = out->request.setup.stack->training.overlap;
   Json& norm = out->normalized["parallel"]["overlap"];
   Fields r(v, path, ctx, &norm);
   TrainingOverrides& o = out->request.training;
@@ -553,14 +555,14 @@ void ReadOverlap(const Json* v, const std::string& path, const ReadContext& ctx,
     if (given) *into = value;
   };
   flag("tp_comm", stack.tp_comm, &o.tp_comm_overlap);
-  flag("grad_reduce", GradReduceOverlapAt(stack, out->request.parallel.zero),
+  flag("grad_reduce", GradReduceOverlapAt(stack, out->request.setup.parallel.zero),
        &o.grad_reduce_overlap);
   flag("param_gather", stack.param_gather, &o.param_gather_overlap);
   r.RejectUnknown();
 }
 
 void ReadParallel(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
-  Parallel& p = out->request.parallel;
+  Parallel& p = out->request.setup.parallel;
   Fields r(v, "/parallel", ctx, &out->normalized["parallel"]);
   p.gpus = r.IntOr("gpus", 1, 1, kMaxGpus);
   p.tp = r.IntOr("tp", 1, 1, 1024);
@@ -568,13 +570,13 @@ void ReadParallel(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   p.cp = r.IntOr("cp", 1, 1, 4096);
   p.ep = r.IntOr("ep", 1, 1, 4096);
   // FSDP shards fully once there is more than one data-parallel rank.
-  const StackProfile* fw = out->request.framework;
+  const StackProfile* fw = out->request.setup.NamedStack();
   const int64_t dp = p.gpus / std::max<int64_t>(1, p.tp * p.pp * p.cp);
   p.zero = static_cast<int>(
       r.IntOr("zero", fw != nullptr && dp > 1 ? fw->layouts.default_zero : 0, 0, 3));
   p.sequence_parallel = r.BoolOr("sequence_parallel", false);
   // The schedule and the overlap are training's; a serving request that gives them is told.
-  if (out->request.workload.IsTraining()) {
+  if (out->request.setup.workload.IsTraining()) {
     ReadSchedule(&r, ctx, out);
     ReadOverlap(r.Raw("overlap"), r.PathOf("overlap"), ctx, out);
   } else {
@@ -591,11 +593,11 @@ void ReadParallel(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
 // optionally one provider class; the request's own price overrides every offer.
 void ReadPricing(const Json* v, const LoadedCatalog& cat, const ReadContext& ctx,
                  ParsedRequest* out) {
-  Request& req = out->request;
+  Question& req = out->request;
   Json& normalized = out->normalized["pricing"];
   Fields p(v, "/pricing", ctx, &normalized);
   if (v != nullptr && !p.ok()) return;
-  req.usd_per_gpu_hour = p.Number("usd_per_gpu_hour", 0, 1e5).value_or(-1);
+  req.setup.pricing.usd_per_gpu_hour = p.Number("usd_per_gpu_hour", 0, 1e5).value_or(-1);
   const std::string market = p.String("market", 12).value_or("global");
   if (cat.markets.count(market) == 0 || market == "any") {
     std::string known;
@@ -605,15 +607,15 @@ void ReadPricing(const Json* v, const LoadedCatalog& cat, const ReadContext& ctx
     ctx.Error("unknown_value", "/pricing/market",
               "must be a market the catalog prices (" + known + "), got '" + market + "'");
   }
-  req.market.market = market;
+  req.setup.pricing.market.market = market;
   if (p.Has("provider_class")) {
-    req.market.provider_class =
+    req.setup.pricing.market.provider_class =
         p.Enum("provider_class", {"hyperscaler_on_demand", "specialty_cloud", "marketplace"})
             .value_or("");
   }
   p.RejectUnknown();
   normalized["market"] = market;
-  ApplyMarket(req.market, cat.rates, &req.gpu);
+  ApplyMarket(req.setup.pricing.market, cat.rates, &req.setup.gpu);
 }
 
 void ReadGpu(const Json* v, const LoadedCatalog& cat, bool require, const ReadContext& ctx,
@@ -637,21 +639,21 @@ void ReadGpu(const Json* v, const LoadedCatalog& cat, bool require, const ReadCo
                     " (nearest: " + NearestIds(id, ids) + ")");
       return;
     }
-    out->request.gpu = *g;
+    out->request.setup.gpu = *g;
     out->normalized["gpu"] = id;
     return;
   }
   if (auto g = GpuFromJson(*v, "/gpu", ctx)) {
     // A catalog card's currencies were checked when the catalog loaded; an inline one's here.
     if (g->supply) CheckCurrencies(*g->supply, cat.rates, "/gpu", ctx);
-    out->request.gpu = std::move(*g);
+    out->request.setup.gpu = std::move(*g);
     out->normalized["gpu"] = *v;
   }
 }
 
 void ReadHost(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   if (v == nullptr) return;
-  HostSpec& h = out->request.host;
+  HostSpec& h = out->request.setup.host;
   Fields r(v, "/host", ctx, &out->normalized["host"]);
   h.ram_bytes_per_node = r.Number("ram_bytes_per_node", 1, 1e16).value_or(0);
   h.storage_bytes_per_s = r.Number("storage_bytes_per_s", 1, 1e13).value_or(0);
@@ -661,22 +663,22 @@ void ReadHost(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
 }
 
 void ReadRuntime(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
-  RuntimeOptions& rt = out->request.runtime;
+  RuntimeOptions& rt = out->request.setup.runtime;
   Fields r(v, "/runtime", ctx, &out->normalized["runtime"]);
   // Without a card (plan), each card's own reserve applies: -1.
-  if (out->request.gpu.id.empty() && !r.Has("reserve_bytes")) {
+  if (out->request.setup.gpu.id.empty() && !r.Has("reserve_bytes")) {
     rt.reserve_bytes = -1;
   } else {
     rt.reserve_bytes =
-        r.NumberOr("reserve_bytes", out->request.gpu.runtime_reserve_bytes, 0, 64 * kGiB);
+        r.NumberOr("reserve_bytes", out->request.setup.gpu.runtime_reserve_bytes, 0, 64 * kGiB);
   }
   rt.allocator_slack = r.NumberOr("allocator_slack", 0.05, 0, 1);
   // Without a layout (plan), each candidate's own: 0.5 GiB once it has more than one GPU
   // (CommReserveBytes), so a plan's rows hold what `estimate` of the same setup holds.
-  if (out->request.gpu.id.empty() && !r.Has("comm_reserve_bytes")) {
+  if (out->request.setup.gpu.id.empty() && !r.Has("comm_reserve_bytes")) {
     rt.comm_reserve_bytes = -1;
   } else {
-    const double comm = out->request.parallel.gpus > 1 ? 0.5 * kGiB : 0;
+    const double comm = out->request.setup.parallel.gpus > 1 ? 0.5 * kGiB : 0;
     rt.comm_reserve_bytes = r.NumberOr("comm_reserve_bytes", comm, 0, 64 * kGiB);
   }
   r.RejectUnknown();
@@ -686,6 +688,7 @@ void ReadConstraints(const Json* v, const LoadedCatalog& cat, const ReadContext&
                      ParsedRequest* out) {
   if (v == nullptr) return;
   Constraints& c = out->request.constraints;
+  Targets& t = out->request.setup.targets;
   Json& norm = out->normalized["constraints"];
   Fields r(v, "/constraints", ctx, &norm);
   c.max_gpus = r.Int("max_gpus", 1, 65536).value_or(0);
@@ -706,13 +709,13 @@ void ReadConstraints(const Json* v, const LoadedCatalog& cat, const ReadContext&
     }
   }
   c.objective = r.EnumOr("objective", "default", {"default", "time", "cost", "count", "power"});
-  c.node_power_w = r.Number("node_power_w", 1, 1e7).value_or(0);
-  c.rack_power_w = r.Number("rack_power_w", 1, 1e8).value_or(0);
-  c.cooling = r.Enum("cooling", {"air", "liquid"}).value_or("");
+  t.node_power_w = r.Number("node_power_w", 1, 1e7).value_or(0);
+  t.rack_power_w = r.Number("rack_power_w", 1, 1e8).value_or(0);
+  t.cooling = r.Enum("cooling", {"air", "liquid"}).value_or("");
   c.budget_usd = r.Number("budget_usd", 0, 1e13).value_or(0);
   c.deadline_s = r.Number("deadline_s", 1, 1e10).value_or(0);
-  c.ttft_ms = r.Number("ttft_ms", 0.001, 1e8).value_or(0);
-  c.tpot_ms = r.Number("tpot_ms", 0.001, 1e8).value_or(0);
+  t.ttft_ms = r.Number("ttft_ms", 0.001, 1e8).value_or(0);
+  t.tpot_ms = r.Number("tpot_ms", 0.001, 1e8).value_or(0);
   c.quantize = r.Bool("quantize").value_or(false);
   if (const Json* waits = r.Raw("wait_s")) {
     if (!waits->is_object() || waits->size() > 4096) {
@@ -753,13 +756,13 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
     if (const auto id =
             top.Enum("framework", {"vllm", "sglang", "tensorrt_llm", "llama_cpp", "pytorch_fsdp",
                                    "deepspeed", "megatron", "torchtune", "hf_transformers"})) {
-      out->request.framework = FindStack(*id);
+      if (const StackProfile* named = FindStack(*id)) out->request.setup.stack = named;
       out->normalized["framework"] = *id;
     }
   }
   ReadWorkload(top.Raw("workload"), ctx, out);
-  if (const StackProfile* fw = out->request.framework) {
-    const bool training = out->request.workload.IsTraining();
+  if (const StackProfile* fw = out->request.setup.NamedStack()) {
+    const bool training = out->request.setup.workload.IsTraining();
     if (fw->serving == training) {
       ctx.Error("framework_mismatch", "/framework",
                 std::string(fw->name) +
@@ -770,8 +773,8 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
     }
   }
   ReadPrecision(top.Raw("precision"), ctx, out);
-  Request& req = out->request;
-  if (req.workload.IsTraining()) {
+  Question& req = out->request;
+  if (req.setup.workload.IsTraining()) {
     const std::string opt =
         top.Has("optimizer")
             ? top.Enum("optimizer", {"adamw", "adam", "adamw_8bit", "paged_adamw_8bit", "sgd",
@@ -793,7 +796,7 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
         {"adafactor", Optimizer::kAdafactor},
         {"lion", Optimizer::kLion}};
     for (const auto& [name, o] : kOpt) {
-      if (opt == name) req.optimizer = o;
+      if (opt == name) req.setup.optimizer = o;
     }
   } else if (top.Has("optimizer")) {
     top.Accept("optimizer");
@@ -804,7 +807,7 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
   ReadParallel(top.Raw("parallel"), ctx, out);
   ReconcileGlobalBatch(ctx, out);
   const double headroom = top.NumberOr("headroom", 0.2, 0, 10);
-  req.headroom = headroom;
+  req.setup.headroom = headroom;
   out->normalized["headroom"] = headroom;
   ReadHost(top.Raw("host"), ctx, out);
   ReadRuntime(top.Raw("runtime"), ctx, out);
@@ -813,6 +816,8 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
   ReadCalibration(top.Raw("calibration"), ctx, out);
   ReadMeasured(top.Raw("measured"), ctx, out);
   top.RejectUnknown();
+  // Everything the policies depend on is read: resolve them once, for every estimate of it.
+  UseStack(&req.setup, *req.setup.stack, req.training, req.serving);
   return errors->size() == before;
 }
 

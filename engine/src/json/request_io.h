@@ -7,13 +7,13 @@
 
 #include "after/calibration.h"
 #include "json/catalog_io.h"
-#include "physics/request.h"
+#include "plan/question.h"
 
 namespace gpuplan::json_io {
 
 /// A request read from JSON: the values, their normalised JSON copy and what was defaulted.
 struct ParsedRequest {
-  Request request;
+  Question request;
   Json normalized = Json::object();
   std::vector<std::string> defaults_applied;  ///< JSON pointers
   std::vector<Note> warnings;

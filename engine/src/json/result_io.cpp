@@ -66,7 +66,7 @@ std::string AttentionKind(const ModelSpec& m) {
   return "mha";
 }
 
-Json ModelJson(const Request& r, const ParamCounts& c) {
+Json ModelJson(const Setup& r, const std::string& preset, const ParamCounts& c) {
   const ModelSpec& m = r.model;
   Json j = {{"name", m.name},
             {"family", m.family},
@@ -82,7 +82,7 @@ Json ModelJson(const Request& r, const ParamCounts& c) {
             {"tied_embeddings", m.tied_embeddings},
             {"attention", AttentionKind(m)},
             {"mlp", m.mlp == MlpKind::kGated ? "gated" : "plain"}};
-  if (!r.model_preset.empty()) j["preset"] = r.model_preset;
+  if (!preset.empty()) j["preset"] = preset;
   if (m.IsMoe()) {
     j["moe"] = {{"experts", m.moe.experts},
                 {"experts_per_token", m.moe.experts_per_token},
@@ -268,8 +268,8 @@ Json RoundedParts(const MemoryBreakdown& b, double* total) {
 
 }  // namespace
 
-Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnosis>& diagnosis,
-                  const std::vector<Note>& request_notes) {
+Json EstimateBody(const Setup& r, const std::string& preset, const Estimate& e,
+                  const std::vector<Diagnosis>& diagnosis, const std::vector<Note>& request_notes) {
   const MemoryBreakdown& b = e.memory.per_gpu;
   Json detail = Json::object();
   for (const auto& [k, v] : e.memory.detail) detail[k] = Bytes(v);
@@ -300,7 +300,7 @@ Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnos
   std::vector<Note> warnings = request_notes;
   warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
   return {
-      {"model", ModelJson(r, e.params)},
+      {"model", ModelJson(r, preset, e.params)},
       {"gpu", {{"id", r.gpu.id}, {"name", r.gpu.name}}},
       {"memory", memory},
       {"performance", PerformanceJson(e)},
@@ -325,7 +325,8 @@ Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnos
 
 Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
                     const std::string& catalog_version) {
-  Json out = EstimateBody(pr.request, e, DiagnoseEstimate(pr.request, e), pr.warnings);
+  Json out = EstimateBody(pr.request.setup, pr.request.model_preset, e,
+                          DiagnoseEstimate(pr.request.setup, e), pr.warnings);
   out["request_normalized"] = pr.normalized;
   out["defaults_applied"] = pr.defaults_applied;
   out["catalog_version"] = catalog_version;
@@ -335,7 +336,7 @@ Json EstimateToJson(const ParsedRequest& pr, const Estimate& e,
 
 namespace {
 
-Json SetupJson(const Request& q) {
+Json SetupJson(const Setup& q) {
   const Parallel& p = q.parallel;
   return {{"gpus", p.gpus},
           {"tp", p.tp},
@@ -397,7 +398,7 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
                 const std::string& catalog_version) {
   Json recs = Json::array();
   for (const PlanChoice& c : plan.recommendations) {
-    const Request& q = c.request;
+    const Setup& q = c.request;
     // The plan already chose (no levers).
     const Estimate e = EstimateSetup(q, /*with_levers=*/false, Description::kFull);
     const Parallel& p = q.parallel;
@@ -424,14 +425,14 @@ Json PlanToJson(const ParsedRequest& pr, const PlanResult& plan,
          {"precision",
           {{"weights", std::string(Name(q.precision.weights))},
            {"kv_cache", std::string(Name(q.precision.kv_cache))}}},
-         {"estimate", EstimateBody(q, e, DiagnoseEstimate(q, e), {})},
+         {"estimate", EstimateBody(q, pr.request.model_preset, e, DiagnoseEstimate(q, e), {})},
          {"rank_code", c.rank_code},
          {"rank_reason", c.rank_reason},
          {"almost_fits", AlmostFitJson(c.almost_fits)},
          {"fewest_cards", FewestJson(c.fewest_cards)}});
-    if (q.serving.n_gpu_layers >= 0)
-      recs.back()["serving"]["n_gpu_layers"] = q.serving.n_gpu_layers;
-    if (q.serving.n_cpu_moe >= 0) recs.back()["serving"]["n_cpu_moe"] = q.serving.n_cpu_moe;
+    if (q.serving.gpu_layers >= 0) recs.back()["serving"]["n_gpu_layers"] = q.serving.gpu_layers;
+    if (q.serving.cpu_moe_layers >= 0)
+      recs.back()["serving"]["n_cpu_moe"] = q.serving.cpu_moe_layers;
   }
   Json out = PlanHead(pr, plan, catalog_version, /*full=*/true);
   out["recommendations"] = std::move(recs);
@@ -456,7 +457,7 @@ Json PlanHead(const ParsedRequest& pr, const PlanResult& plan, const std::string
     }
     out["rejected"] = std::move(rejected);
   }
-  if (!pr.request.constraints.wait_s.empty() && pr.request.workload.IsTraining()) {
+  if (!pr.request.constraints.wait_s.empty() && pr.request.setup.workload.IsTraining()) {
     out["wait_or_switch"] = WaitJson(DecideWaitOrSwitch(pr.request, plan));
   }
   return out;

@@ -20,7 +20,7 @@ Json Notes(const std::vector<Note>& notes);
 
 /// The figures of one estimate (model, memory, performance, cost, power, levers, the
 /// diagnosis of its own numbers, notes, explain), without the request echo.
-Json EstimateBody(const Request& r, const Estimate& e, const std::vector<Diagnosis>& diagnosis,
+Json EstimateBody(const Setup& r, const Estimate& e, const std::vector<Diagnosis>& diagnosis,
                   const std::vector<Note>& request_notes);
 
 /// The contract's plan result with every recommendation's complete estimate (`plan --full`);

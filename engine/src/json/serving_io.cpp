@@ -80,9 +80,9 @@ std::optional<double> CacheType(Fields* r, const char* key) {
 
 void ReadServing(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
   if (v == nullptr) return;
-  Request& req = out->request;
-  const StackProfile* fw = req.framework;
-  if (fw == nullptr || !fw->serving || req.workload.IsTraining()) {
+  Question& req = out->request;
+  const StackProfile* fw = req.setup.NamedStack();
+  if (fw == nullptr || !fw->serving || req.setup.workload.IsTraining()) {
     out->warnings.push_back(Unused("/serving",
                                    "is read only with a serving framework (vllm, sglang, "
                                    "tensorrt_llm or llama_cpp) and an inference workload"));
@@ -133,7 +133,7 @@ void ReadServing(const Json* v, const ReadContext& ctx, ParsedRequest* out) {
     }
     if (r.Has("cache_type_k")) o.k_bytes = CacheType(&r, "cache_type_k");
     if (r.Has("cache_type_v")) o.v_bytes = CacheType(&r, "cache_type_v");
-    const int64_t layers = req.model.layers;
+    const int64_t layers = req.setup.model.layers;
     if (r.Has("n_gpu_layers")) {
       const int64_t ngl = r.Int("n_gpu_layers", -1, 1 << 20).value_or(-1);
       // The estimate says what stays on the CPU (layers_on_cpu, setup_warnings.cpp).

@@ -45,7 +45,7 @@ bool ParseTraffic(std::string_view text, const LoadedCatalog& catalog, ParsedTra
   doc->erase("traffic");
   if (!ParseRequest(doc->dump(), catalog, /*require_gpu=*/false, &out->base, errors)) return false;
   const ReadContext ctx{errors, &out->base.defaults_applied};
-  if (out->base.request.workload.IsTraining()) {
+  if (out->base.request.setup.workload.IsTraining()) {
     ctx.Error("invalid_combination", "/workload/kind", "traffic sizing is for inference");
   }
   Fields t(&traffic, "/traffic", ctx, &out->traffic_normalized);

@@ -81,9 +81,8 @@ const std::string& BasisOf(const ErrorBand& b) {
 
 }  // namespace
 
-void AddBands(const Request& r, Estimate* e) {
-  const std::string_view framework =
-      r.framework != nullptr ? std::string_view(r.framework->id) : std::string_view();
+void AddBands(const Setup& r, Estimate* e) {
+  const std::string_view framework = std::string_view(r.stack->id);
   const auto put = [&](const char* kind, const char* ptr, double v, bool rate) {
     const ErrorBand* b = BandFor(kind, framework);
     if (b == nullptr || !(v > 0)) return;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "physics/estimate.h"
-#include "physics/request.h"
+#include "physics/setup.h"
 
 namespace gpuplan {
 
@@ -31,6 +31,6 @@ const ErrorBand* BandFor(std::string_view kind, std::string_view framework);
 
 /// Puts the range of each figure with a band on `e` (whose figures are final): measured =
 /// predicted / ratio, so a rate spans [v / high, v / low] and a duration [v x low, v x high].
-void AddBands(const Request& r, Estimate* e);
+void AddBands(const Setup& r, Estimate* e);
 
 }  // namespace gpuplan

@@ -20,20 +20,20 @@ namespace {
 using text::D;
 
 // A serving engine's prefill chunk depends on the card: the reader leaves 0 for it.
-bool NeedsEngineDefaults(const Request& r) {
-  return StackOf(r).serving && !r.workload.IsTraining() && r.workload.prefill_chunk_limit == 0;
+bool NeedsEngineDefaults(const Setup& r) {
+  return r.stack->serving && !r.workload.IsTraining() && r.workload.prefill_chunk_limit == 0;
 }
 
-Request WithEngineDefaults(const Request& r) {
-  Request q = r;
-  q.workload.prefill_chunk_limit = EngineDefaultsOf(r, SafeLayout(r.parallel)).max_batched_tokens;
+Setup WithEngineDefaults(const Setup& r) {
+  Setup q = r;
+  q.workload.prefill_chunk_limit = EngineDefaults(r, SafeLayout(r.parallel)).max_batched_tokens;
   q.workload.SetConcurrency(q.workload.concurrency);
   return q;
 }
 
 // A setup that ran on this card short of the planning headroom: it fits as measured, and the
 // answer says how much was left.
-Note MeasuredHeadroomShort(const Request& r, const Estimate& e) {
+Note MeasuredHeadroomShort(const Setup& r, const Estimate& e) {
   const double spare = e.measured_spare_bytes;
   char buf[320];
   std::snprintf(buf, sizeof buf,
@@ -67,10 +67,9 @@ Parallel SafeLayout(const Parallel& p) {
 
 namespace {
 
-// The memory model's input for a request: its layout kept computable, its policies resolved.
+// The memory model's input for a setup: its layout kept computable.
 template <typename Model>
-auto WithMemoryInput(const Request& r, const ParamCounts& c, bool with_detail,
-                     const MemoryPolicies& policies, Model model) {
+auto WithMemoryInput(const Setup& r, const ParamCounts& c, bool with_detail, Model model) {
   const Parallel safe = SafeLayout(r.parallel);
   RuntimeOptions runtime = r.runtime;
   if (r.calibration.allocator_slack >= 0) runtime.allocator_slack = r.calibration.allocator_slack;
@@ -83,51 +82,29 @@ auto WithMemoryInput(const Request& r, const ParamCounts& c, bool with_detail,
     rank.SetConcurrency(RankConcurrency(r.workload, safe));
     work = &rank;
   }
-  const MemoryInput in{r.model,
-                       c,
-                       *work,
-                       r.precision,
-                       r.optimizer,
-                       r.techniques,
-                       safe,
-                       r.gpu,
-                       runtime,
-                       policies.training,
-                       policies.serving,
-                       with_detail,
-                       r.calibration.memory};
+  const MemoryInput in{
+      r.model, c,       *work,      r.precision, r.optimizer, r.techniques,        safe,
+      r.gpu,   runtime, r.training, r.serving,   with_detail, r.calibration.memory};
   return model(in);
 }
 
 }  // namespace
 
-MemoryPolicies MemoryPoliciesOf(const Request& r) {
-  // The memory model reads the serving policy only for inference (the planner's training
-  // search asks for memory by the thousand, and resolving an engine's version is not free).
-  return {TrainingPolicyOf(r), r.workload.IsTraining() ? ServingPolicy{} : ServingPolicyOf(r)};
+MemoryResult MemoryOf(const Setup& r, const ParamCounts& c, bool with_detail) {
+  return WithMemoryInput(r, c, with_detail, EstimateMemory);
 }
 
-MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail) {
-  return WithMemoryInput(r, c, with_detail, MemoryPoliciesOf(r), EstimateMemory);
-}
-
-MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail,
-                      const MemoryPolicies& policies) {
-  return WithMemoryInput(r, c, with_detail, policies, EstimateMemory);
-}
-
-double TrainingFloorWithHeadroom(const Request& r, const ParamCounts& c) {
+double TrainingFloorWithHeadroom(const Setup& r, const ParamCounts& c) {
   // A run measured on this card may fit short of the headroom (MeasuredSpare): the floor only
   // skips setups, so it keeps none from being checked.
   const bool measured_here =
       r.calibration.measured_peak_bytes > 0 && r.calibration.measured_on == r.gpu.id;
-  return WithMemoryInput(r, c, false, MemoryPoliciesOf(r), TrainingMemoryFloor) *
-         (1 + (measured_here ? 0 : r.headroom));
+  return WithMemoryInput(r, c, false, TrainingMemoryFloor) * (1 + (measured_here ? 0 : r.headroom));
 }
 
-std::string MemoryFingerprint(const Request& r, const ParamCounts& c) {
+std::string MemoryFingerprint(const Setup& r, const ParamCounts& c) {
   if (NeedsEngineDefaults(r)) return MemoryFingerprint(WithEngineDefaults(r), c);
-  Request plain = r;
+  Setup plain = r;
   plain.calibration = CalibrationFactors{};
   const MemoryBreakdown b = MemoryOf(plain, c, /*with_detail=*/false).per_gpu;
   // FNV-1a over each part in whole MiB: rounding keeps the last bits of a sum from telling two
@@ -145,7 +122,7 @@ std::string MemoryFingerprint(const Request& r, const ParamCounts& c) {
   return buf;
 }
 
-std::optional<double> MeasuredSpare(const Request& r, const ParamCounts& c) {
+std::optional<double> MeasuredSpare(const Setup& r, const ParamCounts& c) {
   const CalibrationFactors& f = r.calibration;
   const double cap = r.gpu.CapacityBytes();
   if (f.measured_peak_bytes <= 0 || f.measured_peak_bytes > cap || f.measured_on != r.gpu.id ||
@@ -155,7 +132,7 @@ std::optional<double> MeasuredSpare(const Request& r, const ParamCounts& c) {
   return cap - f.measured_peak_bytes;
 }
 
-double HostRam(const Request& r, const Estimate& e, Estimate* out) {
+double HostRam(const Setup& r, const Estimate& e, Estimate* out) {
   // Practitioners' rules of thumb for host memory per node, plus what offloading keeps there.
   const double per_node = D(e.gpus_per_node_used);
   const double vram = r.gpu.memory_bytes;
@@ -188,19 +165,19 @@ double HostRam(const Request& r, const Estimate& e, Estimate* out) {
 }
 
 // Whether the workload needs bitsandbytes: QLoRA's 4-bit base, the 8-bit optimizers.
-bool NeedsBitsandbytes(const Request& r) {
+bool NeedsBitsandbytes(const Setup& r) {
   const bool optimizer8 =
       r.optimizer == Optimizer::kAdamW8bit || r.optimizer == Optimizer::kPagedAdamW8bit;
   return (r.workload.kind == WorkloadKind::kQlora && r.precision.weights == WeightFormat::kNf4) ||
          (optimizer8 && r.workload.IsTraining());
 }
 
-std::optional<Note> CardProblem(const Request& r, const GpuSpec& g) {
+std::optional<Note> CardProblem(const Setup& r, const GpuSpec& g) {
   if (!g.inference_only) {
     static const std::string kNoVersion;  // training stacks have no release to check
-    const StackProfile& s = StackOf(r);
+    const StackProfile& s = (*r.stack);
     std::string why = SupportProblem(s.support, *s.name != 0 ? s.name : "PyTorch", g,
-                                     s.serving ? r.serving.version : kNoVersion);
+                                     s.serving ? r.engine_version : kNoVersion);
     if (why.empty() && NeedsBitsandbytes(r)) {
       why = SupportProblem(BitsandbytesSupport(), "bitsandbytes", g);
     }
@@ -218,7 +195,7 @@ std::optional<Note> CardProblem(const Request& r, const GpuSpec& g) {
                     "ROCm; train on another card",
                 "/gpu"};
   }
-  const StackProfile& s = StackOf(r);
+  const StackProfile& s = (*r.stack);
   if (s.needs_cuda_or_rocm) {
     return Note{"engine_unsupported_on_card",
                 {},
@@ -231,11 +208,11 @@ std::optional<Note> CardProblem(const Request& r, const GpuSpec& g) {
   return std::nullopt;
 }
 
-FitCheck CheckFit(const Request& r, const ParamCounts& c) {
+FitCheck CheckFit(const Setup& r, const ParamCounts& c) {
   if (NeedsEngineDefaults(r)) return CheckFit(WithEngineDefaults(r), c);
   FitCheck f;
   f.layout_ok = CheckLayout(r.model, r.parallel).empty() &&
-                LayoutProblem(StackOf(r), r.parallel).empty() && !CardProblem(r, r.gpu);
+                LayoutProblem((*r.stack), r.parallel).empty() && !CardProblem(r, r.gpu);
   const MemoryBreakdown b = MemoryOf(r, c, /*with_detail=*/false).per_gpu;
   f.total_bytes = b.Total();
   f.total_with_headroom_bytes = f.total_bytes * (1 + r.headroom);
@@ -243,7 +220,7 @@ FitCheck CheckFit(const Request& r, const ParamCounts& c) {
   return f;
 }
 
-Estimate EstimateSetup(const Request& r, bool with_levers, Description description) {
+Estimate EstimateSetup(const Setup& r, bool with_levers, Description description) {
   if (NeedsEngineDefaults(r)) return EstimateSetup(WithEngineDefaults(r), with_levers, description);
   Estimate e;
   const bool describe = description != Description::kFigures;
@@ -253,7 +230,7 @@ Estimate EstimateSetup(const Request& r, bool with_levers, Description descripti
   e.infeasible = CheckLayout(r.model, r.parallel);
   if (auto card = CardProblem(r, r.gpu))
     e.infeasible.insert(e.infeasible.begin(), std::move(*card));
-  const std::string problem = LayoutProblem(StackOf(r), r.parallel);
+  const std::string problem = LayoutProblem((*r.stack), r.parallel);
   if (!problem.empty()) e.infeasible.push_back(Note{"framework_layout", {}, problem, "/parallel"});
   e.memory = MemoryOf(r, e.params, e.with_explain);
   e.capacity_bytes = r.gpu.CapacityBytes();

@@ -13,7 +13,7 @@
 #include "physics/memory_model.h"
 #include "physics/perf_model.h"
 #include "physics/reliability.h"
-#include "physics/request.h"
+#include "physics/setup.h"
 
 namespace gpuplan {
 
@@ -134,26 +134,26 @@ struct FitCheck {
   bool layout_ok = true;  ///< no infeasibility other than memory
   bool fits = false;
 };
-FitCheck CheckFit(const Request& r, const ParamCounts& c);
+FitCheck CheckFit(const Setup& r, const ParamCounts& c);
 /// A training request's TrainingMemoryFloor with its headroom: no setup that differs from it
 /// only in micro-batch, accumulation or recomputation has a smaller total_with_headroom_bytes.
-double TrainingFloorWithHeadroom(const Request& r, const ParamCounts& c);
+double TrainingFloorWithHeadroom(const Setup& r, const ParamCounts& c);
 
 /// A setup's per-GPU memory in its uncalibrated parts (weights, gradients, optimizer states,
 /// activations, KV cache, buffers), to the MiB, as 16 hex digits: two setups with the same
 /// fingerprint hold the same tensors, whatever else differs (accumulation, token count).
-std::string MemoryFingerprint(const Request& r, const ParamCounts& c);
+std::string MemoryFingerprint(const Setup& r, const ParamCounts& c);
 
 /// What a run measured with this setup on this card left unused, from the request's
 /// calibration (measured_on, measured_peak_bytes, measured_setup); nullopt when it carries no
 /// such run. A run that fitted is evidence that it fits, whatever the planning headroom.
-std::optional<double> MeasuredSpare(const Request& r, const ParamCounts& c);
+std::optional<double> MeasuredSpare(const Setup& r, const ParamCounts& c);
 
 /// Why the request's workload and framework cannot run on card `g` in any layout, when they
 /// cannot: training on an inference-only card (`inference_only_card`), or a serving engine
 /// whose profile is its CUDA or ROCm build on one (`engine_unsupported_on_card`). The estimate
 /// lists it as infeasible (g = the request's card); the planner rejects the card with it.
-std::optional<Note> CardProblem(const Request& r, const GpuSpec& g);
+std::optional<Note> CardProblem(const Setup& r, const GpuSpec& g);
 
 /// Evaluates one validated request. Pure: no I/O, no clock. `with_levers` also evaluates
 /// each memory-saving lever on its own; `description` leaves out what only a
@@ -165,7 +165,7 @@ enum class Description {
   kFull,     ///< and every figure's formula and inputs, the memory detail: `estimate`
 };
 
-Estimate EstimateSetup(const Request& r, bool with_levers = true,
+Estimate EstimateSetup(const Setup& r, bool with_levers = true,
                        Description description = Description::kFull);
 
 }  // namespace gpuplan

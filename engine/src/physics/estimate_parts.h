@@ -20,35 +20,22 @@ std::string Gib(double bytes);
 Parallel SafeLayout(const Parallel& p);
 
 /// The memory model on the request (its stack's policies, the calibrated slack and scale).
-MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail = true);
-
-/// A request's stack and engine policies, resolved once for memory checks of that request at
-/// other concurrencies and headrooms (the serving search's probes), which they do not depend
-/// on: resolving them at every probe was 4% of a serving plan in WebAssembly.
-struct MemoryPolicies {
-  TrainingPolicy training;
-  ServingPolicy serving;
-};
-MemoryPolicies MemoryPoliciesOf(const Request& r);
-/// MemoryOf under policies resolved from this request, or from one that differs from it only
-/// in concurrency or headroom.
-MemoryResult MemoryOf(const Request& r, const ParamCounts& c, bool with_detail,
-                      const MemoryPolicies& policies);
+MemoryResult MemoryOf(const Setup& r, const ParamCounts& c, bool with_detail = true);
 
 /// Host RAM per node, with its explanation in `out`.
-double HostRam(const Request& r, const Estimate& e, Estimate* out);
+double HostRam(const Setup& r, const Estimate& e, Estimate* out);
 
-void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e);
+void AddWarnings(const Setup& r, const ParamCounts& c, Estimate* e);
 /// Whether the card can be had in the request's market and run by its stack (supply_warnings.cpp).
-void AddSupplyWarnings(const Request& r, Estimate* e);
+void AddSupplyWarnings(const Setup& r, Estimate* e);
 /// The workload runs through bitsandbytes (QLoRA's 4-bit base, the 8-bit optimizers).
-bool NeedsBitsandbytes(const Request& r);
-void ExplainMemory(const Request& r, const ParamCounts& c, Estimate* e);
-void AddTraining(const Request& r, Estimate* e);
-void AddServing(const Request& r, Estimate* e);
-void AddPower(const Request& r, Estimate* e);
-void AddCost(const Request& r, Estimate* e);
+bool NeedsBitsandbytes(const Setup& r);
+void ExplainMemory(const Setup& r, const ParamCounts& c, Estimate* e);
+void AddTraining(const Setup& r, Estimate* e);
+void AddServing(const Setup& r, Estimate* e);
+void AddPower(const Setup& r, Estimate* e);
+void AddCost(const Setup& r, Estimate* e);
 /// Marks every figure a calibration factor changed and warns when it came from another card.
-void AddCalibration(const Request& r, Estimate* e);
+void AddCalibration(const Setup& r, Estimate* e);
 
 }  // namespace gpuplan

@@ -36,8 +36,7 @@ double Recorded(const MemoryResult& m, const char* key) {
 }
 
 // Weights, gradients and optimizer states: exact counts of what each parameter keeps.
-void ExplainParameterParts(const Request& r, const ParamCounts& c, const Estimate& e,
-                           Explains* out) {
+void ExplainParameterParts(const Setup& r, const ParamCounts& c, const Estimate& e, Explains* out) {
   const auto get = [&e](const char* k) { return Recorded(e.memory, k); };
   auto& x = *out;
   const std::string base = "/memory/per_gpu_bytes/";
@@ -83,7 +82,7 @@ void ExplainParameterParts(const Request& r, const ParamCounts& c, const Estimat
 }
 
 // Activations (training: saved for backward; serving: the prefill working set) and the KV cache.
-void ExplainActivations(const Request& r, const Estimate& e, Explains* out) {
+void ExplainActivations(const Setup& r, const Estimate& e, Explains* out) {
   const auto get = [&e](const char* k) { return Recorded(e.memory, k); };
   auto& x = *out;
   const std::string base = "/memory/per_gpu_bytes/";
@@ -137,7 +136,7 @@ void ExplainActivations(const Request& r, const Estimate& e, Explains* out) {
 }
 
 // Buffers, the runtime the allocator never sees, and the totals and fit built on the parts.
-void ExplainBuffersAndTotals(const Request& r, const ParamCounts& c, const Estimate& e,
+void ExplainBuffersAndTotals(const Setup& r, const ParamCounts& c, const Estimate& e,
                              Explains* out) {
   const auto get = [&e](const char* k) { return Recorded(e.memory, k); };
   auto& x = *out;
@@ -211,7 +210,7 @@ void ExplainBuffersAndTotals(const Request& r, const ParamCounts& c, const Estim
        "digits, inference a few times the weights"}};
 }
 
-void ExplainParams(const Request& r, const ParamCounts& c, Explains* out) {
+void ExplainParams(const Setup& r, const ParamCounts& c, Explains* out) {
   auto& x = *out;
   const ModelSpec& m = r.model;
   x["/model/params_total"] = {
@@ -236,7 +235,7 @@ void ExplainParams(const Request& r, const ParamCounts& c, Explains* out) {
 
 }  // namespace
 
-void ExplainMemory(const Request& r, const ParamCounts& c, Estimate* e) {
+void ExplainMemory(const Setup& r, const ParamCounts& c, Estimate* e) {
   ExplainParameterParts(r, c, *e, &e->explain);
   ExplainActivations(r, *e, &e->explain);
   ExplainBuffersAndTotals(r, c, *e, &e->explain);

@@ -17,10 +17,10 @@ struct Candidate {
   const char* path;
   std::string value;
   const char* cost;
-  std::function<void(Request*)> apply;
+  std::function<void(Setup*)> apply;
 };
 
-std::vector<Candidate> TrainingCandidates(const Request& r) {
+std::vector<Candidate> TrainingCandidates(const Setup& r) {
   std::vector<Candidate> c;
   const MemoryTechniques& t = r.techniques;
   const Workload& w = r.workload;
@@ -28,18 +28,18 @@ std::vector<Candidate> TrainingCandidates(const Request& r) {
   if (t.recompute != Recompute::kFull) {
     c.push_back({"full_recompute", "/memory_techniques/recompute", "\"full\"",
                  "recomputes each layer's forward in backward: about a third more compute",
-                 [](Request* q) { q->techniques.recompute = Recompute::kFull; }});
+                 [](Setup* q) { q->techniques.recompute = Recompute::kFull; }});
   }
   if (!t.chunked_loss) {
     c.push_back({"chunked_loss", "/memory_techniques/chunked_loss", "true",
                  "negligible: the loss is computed chunk by chunk",
-                 [](Request* q) { q->techniques.chunked_loss = true; }});
+                 [](Setup* q) { q->techniques.chunked_loss = true; }});
   }
   if (w.micro_batch > 1) {
     c.push_back({"halve_micro_batch", "/workload/micro_batch", std::to_string(w.micro_batch / 2),
                  "same tokens per step with twice the gradient accumulation; smaller matmuls run "
                  "less efficiently",
-                 [](Request* q) {
+                 [](Setup* q) {
                    q->workload.micro_batch /= 2;
                    q->workload.grad_accum *= 2;
                  }});
@@ -51,33 +51,33 @@ std::vector<Candidate> TrainingCandidates(const Request& r) {
         "weights are all-gathered every layer: about 1.5x the data-parallel traffic"};
     const int next = p.zero + 1;
     c.push_back({"next_zero_stage", "/parallel/zero", std::to_string(next), kCost[next],
-                 [next](Request* q) { q->parallel.zero = next; }});
+                 [next](Setup* q) { q->parallel.zero = next; }});
   }
   if (r.optimizer == Optimizer::kAdamW || r.optimizer == Optimizer::kAdam) {
     c.push_back({"adamw_8bit", "/optimizer", "\"adamw_8bit\"",
                  "negligible time; the moments are block-quantised to 8 bits",
-                 [](Request* q) { q->optimizer = Optimizer::kAdamW8bit; }});
+                 [](Setup* q) { q->optimizer = Optimizer::kAdamW8bit; }});
   }
   if (r.optimizer == Optimizer::kAdamW || r.optimizer == Optimizer::kAdam ||
       r.optimizer == Optimizer::kAdamW8bit) {
     c.push_back({"paged_adamw_8bit", "/optimizer", "\"paged_adamw_8bit\"",
                  "8-bit moments in CUDA unified memory, paged to the host under pressure "
                  "(bitsandbytes' paged optimizers): slower steps when they page",
-                 [](Request* q) { q->optimizer = Optimizer::kPagedAdamW8bit; }});
+                 [](Setup* q) { q->optimizer = Optimizer::kPagedAdamW8bit; }});
   }
   if (!t.optimizer_in_backward && w.kind != WorkloadKind::kLora && w.kind != WorkloadKind::kQlora) {
     c.push_back(
         {"optimizer_in_backward", "/memory_techniques/optimizer_in_backward", "true",
          "each parameter is stepped as its gradient is ready (torchtune's optimizer-in-backward "
          "option): no gradient accumulation over micro-batches",
-         [](Request* q) { q->techniques.optimizer_in_backward = true; }});
+         [](Setup* q) { q->techniques.optimizer_in_backward = true; }});
   }
   if (r.precision.master == MasterWeights::kFp32 && !w.IsPeft() &&
       IsFloatTrainable(r.precision.weights)) {
     c.push_back({"pure_bf16", "/precision/master_weights", "\"none\"",
                  "no fp32 master copy: the weights and moments are stepped in bf16, and updates "
                  "below bf16's resolution are lost",
-                 [](Request* q) {
+                 [](Setup* q) {
                    q->precision.master = MasterWeights::kNone;
                    q->training.optimizer_states = StateDtype::kParam;
                  }});
@@ -86,24 +86,24 @@ std::vector<Candidate> TrainingCandidates(const Request& r) {
     c.push_back({"offload_optimizer", "/memory_techniques/offload", "\"optimizer\"",
                  "the optimizer step runs on the CPU and gradients cross PCIe every step (the "
                  "time model does not price that traffic: no time factor)",
-                 [](Request* q) { q->techniques.offload_optimizer = true; }});
+                 [](Setup* q) { q->techniques.offload_optimizer = true; }});
   }
   if (p.tp > 1 && !p.sequence_parallel) {
     c.push_back({"sequence_parallel", "/parallel/sequence_parallel", "true",
                  "none: the all-reduces become reduce-scatter + all-gather of the same volume",
-                 [](Request* q) { q->parallel.sequence_parallel = true; }});
+                 [](Setup* q) { q->parallel.sequence_parallel = true; }});
   }
   if (w.kind == WorkloadKind::kFullFinetune) {  // pretraining has no adapter alternative
     c.push_back(
         {"lora_instead", "/workload/kind", "\"lora\"",
-         "trains adapters instead of every weight: a different quality trade-off", [](Request* q) {
+         "trains adapters instead of every weight: a different quality trade-off", [](Setup* q) {
            q->workload.kind = WorkloadKind::kLora;
            q->workload.lora_targets = {true, true, true, true, true, true, true, false, true};
          }});
   } else if (w.kind == WorkloadKind::kLora && IsFloatTrainable(r.precision.weights)) {
     c.push_back({"qlora_instead", "/workload/kind", "\"qlora\"",
                  "4-bit NF4 base: dequantisation slows each step, small quality cost",
-                 [](Request* q) {
+                 [](Setup* q) {
                    q->workload.kind = WorkloadKind::kQlora;
                    q->precision.weights = WeightFormat::kNf4;
                    q->precision.quant = {64, true};
@@ -112,21 +112,21 @@ std::vector<Candidate> TrainingCandidates(const Request& r) {
   return c;
 }
 
-std::vector<Candidate> InferenceCandidates(const Request& r) {
+std::vector<Candidate> InferenceCandidates(const Setup& r) {
   std::vector<Candidate> c;
   const KvFormat kv = r.precision.kv_cache;
   if (kv == KvFormat::kBf16 || kv == KvFormat::kFp16 || kv == KvFormat::kFp32) {
     c.push_back({"fp8_kv_cache", "/precision/kv_cache", "\"fp8\"",
                  "half the KV bytes read per step; small accuracy cost",
-                 [](Request* q) { q->precision.kv_cache = KvFormat::kFp8; }});
+                 [](Setup* q) { q->precision.kv_cache = KvFormat::kFp8; }});
   }
   const WeightFormat wf = r.precision.weights;
   if (wf == WeightFormat::kBf16 || wf == WeightFormat::kFp16 || wf == WeightFormat::kFp32) {
     c.push_back({"fp8_weights", "/precision/weights", "\"fp8\"",
                  "half the weight bytes; needs fp8 units for full speed",
-                 [](Request* q) { q->precision.weights = WeightFormat::kFp8; }});
+                 [](Setup* q) { q->precision.weights = WeightFormat::kFp8; }});
     c.push_back({"awq_int4_weights", "/precision/weights", "\"awq_int4\"",
-                 "a quarter of the weight bytes; a measurable quality cost", [](Request* q) {
+                 "a quarter of the weight bytes; a measurable quality cost", [](Setup* q) {
                    q->precision.weights = WeightFormat::kAwqInt4;
                    q->precision.quant = {128, true};
                  }});
@@ -135,22 +135,21 @@ std::vector<Candidate> InferenceCandidates(const Request& r) {
     c.push_back({"halve_concurrency", "/workload/concurrency",
                  std::to_string(r.workload.concurrency / 2),
                  "halves the sequences served at once, and with them the throughput",
-                 [](Request* q) { q->workload.concurrency /= 2; }});
+                 [](Setup* q) { q->workload.concurrency /= 2; }});
   }
   return c;
 }
 
 // What a lever's factor compares: the run's time for training, the time per output token at
 // the requested concurrency for serving; 0 when the setup cannot run.
-double TimeOf(const Request& r) {
+double TimeOf(const Setup& r) {
   if (r.workload.IsTraining()) return EstimateTraining(r, CountParams(r.model)).time_s;
   return EstimateSetup(r, /*with_levers=*/false).serving.at_request.tpot_s;
 }
 
 }  // namespace
 
-std::vector<LeverCombination> LeverCombinations(const Request& r, double base_total,
-                                                size_t at_most) {
+std::vector<LeverCombination> LeverCombinations(const Setup& r, double base_total, size_t at_most) {
   std::vector<LeverCombination> out;
   const auto candidates = r.workload.IsTraining() ? TrainingCandidates(r) : InferenceCandidates(r);
   const size_t n = candidates.size();
@@ -172,7 +171,7 @@ std::vector<LeverCombination> LeverCombinations(const Request& r, double base_to
       }
     }
     if (contains_fitting(idx)) return;
-    Request changed = r;
+    Setup changed = r;
     for (size_t i : idx) candidates[i].apply(&changed);
     const FitCheck e = CheckFit(changed, params);
     if (!e.fits) return;
@@ -217,13 +216,13 @@ std::vector<LeverCombination> LeverCombinations(const Request& r, double base_to
   return out;
 }
 
-std::vector<Lever> MemoryLevers(const Request& r, double base_total) {
+std::vector<Lever> MemoryLevers(const Setup& r, double base_total) {
   std::vector<Lever> out;
   const auto candidates = r.workload.IsTraining() ? TrainingCandidates(r) : InferenceCandidates(r);
   const ParamCounts params = CountParams(r.model);
   const double base_time = candidates.empty() ? 0 : TimeOf(r);
   for (const Candidate& c : candidates) {
-    Request changed = r;
+    Setup changed = r;
     c.apply(&changed);
     const FitCheck e = CheckFit(changed, params);
     const double saved = base_total - e.total_bytes;

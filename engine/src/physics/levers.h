@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "physics/request.h"
+#include "physics/setup.h"
 
 namespace gpuplan {
 
@@ -23,7 +23,7 @@ struct Lever {
 
 /// Every single-step lever that lowers memory for this request, each evaluated on its own,
 /// best saving first. `base_total` is the request's own per-GPU total.
-std::vector<Lever> MemoryLevers(const Request& r, double base_total);
+std::vector<Lever> MemoryLevers(const Setup& r, double base_total);
 
 /// Levers applied together: where no single one makes a setup fit, two or three may (a full
 /// fine-tune of 8B on 24 GB: paged 8-bit AdamW, full recomputation, no fp32 master).
@@ -37,7 +37,7 @@ struct LeverCombination {
 
 /// The combinations of two (and, with `at_most` 3, three) levers that make the request fit and
 /// none of whose subsets does, cheapest in time first, at most five.
-std::vector<LeverCombination> LeverCombinations(const Request& r, double base_total,
+std::vector<LeverCombination> LeverCombinations(const Setup& r, double base_total,
                                                 size_t at_most = 3);
 
 }  // namespace gpuplan

@@ -169,7 +169,7 @@ Efficiencies DefaultEfficiencies(const GpuSpec& gpu) {
   return e;
 }
 
-TrainingFlops TrainingFlopsPerToken(const Request& r, const ParamCounts& c) {
+TrainingFlops TrainingFlopsPerToken(const Setup& r, const ParamCounts& c) {
   const ModelSpec& m = r.model;
   const Workload& w = r.workload;
   TrainingFlops f;
@@ -204,7 +204,7 @@ TrainingFlops TrainingFlopsPerToken(const Request& r, const ParamCounts& c) {
   return f;
 }
 
-double RecomputedShare(const Request& r) {
+double RecomputedShare(const Setup& r) {
   const MemoryTechniques& t = r.techniques;
   if (t.recompute == Recompute::kFull) return 1;
   if (t.recompute != Recompute::kEveryNLayers || r.model.layers <= 0) return 0;
@@ -232,7 +232,7 @@ struct StepShape {
 };
 
 // FLOPs, the achieved peak, compute time and the pipeline bubble.
-StepShape ComputeAndBubble(const Request& r, const ParamCounts& c, const TrainingPolicy& policy,
+StepShape ComputeAndBubble(const Setup& r, const ParamCounts& c, const TrainingPolicy& policy,
                            TrainingPerf* out) {
   const Parallel& p = r.parallel;
   const Workload& w = r.workload;
@@ -290,7 +290,7 @@ StepShape ComputeAndBubble(const Request& r, const ParamCounts& c, const Trainin
   return s;
 }
 
-void TensorParallelComm(const Request& r, const StepShape& s, TrainingPerf* out) {
+void TensorParallelComm(const Setup& r, const StepShape& s, TrainingPerf* out) {
   const Parallel& p = r.parallel;
   const GpuSpec& g = r.gpu;
   const CalibrationFactors& cal = r.calibration;
@@ -308,7 +308,7 @@ void TensorParallelComm(const Request& r, const StepShape& s, TrainingPerf* out)
   }
 }
 
-void ExpertParallelComm(const Request& r, const ParamCounts& c, const StepShape& s,
+void ExpertParallelComm(const Setup& r, const ParamCounts& c, const StepShape& s,
                         TrainingPerf* out) {
   const Parallel& p = r.parallel;
   const GpuSpec& g = r.gpu;
@@ -352,7 +352,7 @@ struct DpShape {
   double layer_params = 0;  ///< the first layer on this GPU
 };
 
-DpShape DpShapeOf(const Request& r, const ParamCounts& c) {
+DpShape DpShapeOf(const Setup& r, const ParamCounts& c) {
   const Parallel& p = r.parallel;
   const Workload& w = r.workload;
   const GpuSpec& g = r.gpu;
@@ -392,7 +392,7 @@ struct DpTimes {
   double first_s = 0;  ///< ZeRO-3: the first units' gathers before each micro-batch's forward
 };
 
-DpTimes DpTimesOf(const Request& r, const TrainingPolicy& policy, const StepShape& s,
+DpTimes DpTimesOf(const Setup& r, const TrainingPolicy& policy, const StepShape& s,
                   const DpShape& d, double bw) {
   const Parallel& p = r.parallel;
   const bool full = !r.workload.IsPeft();
@@ -451,7 +451,7 @@ DpTimes DpTimesOf(const Request& r, const TrainingPolicy& policy, const StepShap
   return t;
 }
 
-void DataParallelComm(const Request& r, const ParamCounts& c, const TrainingPolicy& policy,
+void DataParallelComm(const Setup& r, const ParamCounts& c, const TrainingPolicy& policy,
                       const StepShape& s, TrainingPerf* out) {
   const Parallel& p = r.parallel;
   const GpuSpec& g = r.gpu;
@@ -474,7 +474,7 @@ void DataParallelComm(const Request& r, const ParamCounts& c, const TrainingPoli
   t.dp_first_gather_s = zero3 ? x.first_s : 0;
   // What the stack runs behind compute, less what has nothing to hide behind: the last
   // bucket and the first gathers.
-  const double overlappable = (o.grad_reduce ? x.reduce_s - x.last_s : 0) +
+  const double overlappable = (GradReduceOverlapAt(o, p.zero) ? x.reduce_s - x.last_s : 0) +
                               (zero3 && o.param_gather ? x.gather_s - x.first_s : 0);
   // Buckets are reduced while backward runs: under ZeRO-0/1/2 once a step, during the last
   // micro-batch's backward (2/3 of its compute); under ZeRO-3 every micro-batch, whose
@@ -493,7 +493,7 @@ void DataParallelComm(const Request& r, const ParamCounts& c, const TrainingPoli
 // bytes per parameter (ZeRO paper, section 3.1's 16 bytes of state, plus the traffic), at the
 // fraction of the card's memory bandwidth decode streaming achieves. A step offloaded to the
 // host runs there (not modelled here).
-double OptimizerStepSeconds(const Request& r, const ParamCounts& c, const TrainingPolicy& policy) {
+double OptimizerStepSeconds(const Setup& r, const ParamCounts& c, const TrainingPolicy& policy) {
   const Parallel& p = r.parallel;
   const Workload& w = r.workload;
   const GpuSpec& g = r.gpu;
@@ -520,10 +520,10 @@ double OptimizerStepSeconds(const Request& r, const ParamCounts& c, const Traini
 
 }  // namespace
 
-TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
+TrainingPerf EstimateTraining(const Setup& r, const ParamCounts& c) {
   const Parallel& p = r.parallel;
   const GpuSpec& g = r.gpu;
-  const TrainingPolicy policy = TrainingPolicyOf(r);
+  const TrainingPolicy& policy = r.training;
   TrainingPerf t;
   const StepShape s = ComputeAndBubble(r, c, policy, &t);
   TensorParallelComm(r, s, &t);
@@ -551,9 +551,9 @@ TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c) {
   return t;
 }
 
-double DecodeBandwidth(const Request& r) {
+double DecodeBandwidth(const Setup& r) {
   const GpuSpec& g = r.gpu;
-  const double per_sm = ServingPolicyOf(r).decode_bytes_per_s_per_sm;
+  const double per_sm = r.serving.decode_bytes_per_s_per_sm;
   // The per-SM rate is the engine's quantised kernels' (llama.cpp's mul_mat_vec_q); 16-bit
   // weights go through cuBLAS, which keeps enough bytes in flight: the generation's constant.
   const WeightFormat f = r.precision.weights;
@@ -565,7 +565,7 @@ double DecodeBandwidth(const Request& r) {
   return g.mem_bandwidth_bytes_per_s * std::min(1.0, DefaultEfficiencies(g).decode_bandwidth);
 }
 
-InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
+InferencePerf EstimateInference(const Setup& r, const ParamCounts& c, int64_t concurrency,
                                 double weight_bytes_read, double kv_bytes_per_token,
                                 double decode_bandwidth, double host_weight_bytes,
                                 double host_expert_bytes) {
@@ -609,7 +609,7 @@ InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t 
     // rest.
     int64_t cpu_moe = 0;
     if (host_expert_bytes > 0) {
-      const int64_t below = std::min(m.layers, ServingPolicyOf(r).cpu_moe_layers);
+      const int64_t below = std::min(m.layers, r.serving.cpu_moe_layers);
       for (int64_t i = 0; i < below; ++i) cpu_moe += m.IsMoeLayer(i) ? 1 : 0;
     }
     const double all_experts = D(c.moe_layers) * D(c.moe_layer.expert_linear);

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "model/model_spec.h"
-#include "physics/request.h"
+#include "physics/setup.h"
 
 namespace gpuplan {
 
@@ -32,10 +32,10 @@ struct TrainingFlops {
   double model_per_token = 0;     ///< what MFU counts
   double hardware_per_token = 0;  ///< what the GPUs execute (recomputation included)
 };
-TrainingFlops TrainingFlopsPerToken(const Request& r, const ParamCounts& c);
+TrainingFlops TrainingFlopsPerToken(const Setup& r, const ParamCounts& c);
 /// The share of blocks whose forward backward repeats in full: 1 for full recomputation,
 /// floor(L / n) / L for every n-th block, else 0.
-double RecomputedShare(const Request& r);
+double RecomputedShare(const Setup& r);
 
 /// A training step and the run.
 struct TrainingPerf {
@@ -70,7 +70,7 @@ struct TrainingPerf {
   double dp_bandwidth = 0;  ///< bytes/s per GPU used for data-parallel traffic
   double tp_bandwidth = 0;  ///< bytes/s per GPU used for tensor-parallel traffic
 };
-TrainingPerf EstimateTraining(const Request& r, const ParamCounts& c);
+TrainingPerf EstimateTraining(const Setup& r, const ParamCounts& c);
 
 /// 1F1B and GPipe: pp - 1 micro-batch slots of pipeline fill and drain a step (Narayanan et
 /// al. 2021); the interleaved schedule's slots are 1/v as long. EstimateTraining's bubble is
@@ -99,7 +99,7 @@ struct InferencePerf {
 /// `kv_bytes_per_token`: the KV cache per token of context on that rank, all layers.
 /// The bandwidth a single-stream decode streams weights and KV cache at on the request's card
 /// and engine, before calibration (policy.h: decode_bytes_per_s_per_sm).
-double DecodeBandwidth(const Request& r);
+double DecodeBandwidth(const Setup& r);
 
 /// The dense peak the matmuls of a workload run at: the weights' compute type, falling back to
 /// the card's best 16-bit units when it has no units for it (a warning says so). FP4 formats
@@ -109,7 +109,7 @@ double MatmulPeak(const GpuSpec& g, WeightFormat w, bool training);
 /// concurrencies (resolving the engine's policy each time was 6% of a serving plan in
 /// WebAssembly). `host_weight_bytes`: weights of layers left on the CPU, read from host memory
 /// each step.
-InferencePerf EstimateInference(const Request& r, const ParamCounts& c, int64_t concurrency,
+InferencePerf EstimateInference(const Setup& r, const ParamCounts& c, int64_t concurrency,
                                 double weight_bytes_read, double kv_bytes_per_token,
                                 double decode_bandwidth, double host_weight_bytes = 0,
                                 double host_expert_bytes = 0);

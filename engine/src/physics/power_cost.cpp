@@ -9,7 +9,7 @@ namespace gpuplan {
 
 using text::D;
 
-void AddPower(const Request& r, Estimate* e) {
+void AddPower(const Setup& r, Estimate* e) {
   PowerEstimate& p = e->power;
   const GpuSpec& g = r.gpu;
   const double per_gpu = g.board_power_w * (1 + kNodeOverheadFraction);
@@ -30,7 +30,7 @@ void AddPower(const Request& r, Estimate* e) {
     e->explain["/power/total_watts"] = {
         "board power x 1.8 x GPUs of the job", {{"gpus", D(r.parallel.gpus)}}, overhead};
   }
-  const Constraints& site = r.constraints;
+  const Targets& site = r.targets;
   // A site that cannot feed or cool a card makes it throttle.
   if (site.node_power_w > 0 && p.node_watts > site.node_power_w) {
     e->warnings.push_back(Note{"node_power_over_limit",
@@ -58,14 +58,14 @@ void AddPower(const Request& r, Estimate* e) {
   }
 }
 
-void AddCost(const Request& r, Estimate* e) {
+void AddCost(const Setup& r, Estimate* e) {
   CostEstimate& c = e->cost;
-  c.market = r.market.market;
-  const double price =
-      r.usd_per_gpu_hour >= 0 ? r.usd_per_gpu_hour : r.gpu.usd_per_hour.value_or(-1);
+  c.market = r.pricing.market.market;
+  const double price = r.pricing.usd_per_gpu_hour >= 0 ? r.pricing.usd_per_gpu_hour
+                                                       : r.gpu.usd_per_hour.value_or(-1);
   if (price < 0) return;
   c.priced = true;
-  if (r.usd_per_gpu_hour < 0) {
+  if (r.pricing.usd_per_gpu_hour < 0) {
     c.supply = r.gpu.supply;
     c.offer = r.gpu.offer;
   }
@@ -83,9 +83,10 @@ void AddCost(const Request& r, Estimate* e) {
   e->explain["/cost/usd_per_hour"] = {
       "price per GPU-hour x gpus",
       {{"usd_per_gpu_hour", price}},
-      {r.usd_per_gpu_hour >= 0 ? "the request's price"
-                               : "the lowest rental the catalog lists in the market " + c.market +
-                                     ", converted at its exchange rate (cost/offer names it)"}};
+      {r.pricing.usd_per_gpu_hour >= 0
+           ? "the request's price"
+           : "the lowest rental the catalog lists in the market " + c.market +
+                 ", converted at its exchange rate (cost/offer names it)"}};
   e->explain["/cost/usd_per_million_tokens"] = {
       e->has_training
           ? "usd_per_hour / (training tokens per hour) x 10^6"

@@ -7,7 +7,7 @@
 
 namespace gpuplan {
 
-ReliabilityEstimate EstimateReliability(const Request& r, const ParamCounts& c,
+ReliabilityEstimate EstimateReliability(const Setup& r, const ParamCounts& c,
                                         const TrainingPerf& perf) {
   ReliabilityEstimate e;
   const Workload& w = r.workload;

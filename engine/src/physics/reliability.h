@@ -3,7 +3,7 @@
 #pragma once
 
 #include "physics/perf_model.h"
-#include "physics/request.h"
+#include "physics/setup.h"
 
 namespace gpuplan {
 
@@ -26,7 +26,7 @@ struct ReliabilityEstimate {
 };
 
 /// For a training run of `perf.time_s`.
-ReliabilityEstimate EstimateReliability(const Request& r, const ParamCounts& c,
+ReliabilityEstimate EstimateReliability(const Setup& r, const ParamCounts& c,
                                         const TrainingPerf& perf);
 
 }  // namespace gpuplan

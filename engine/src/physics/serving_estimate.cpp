@@ -14,11 +14,10 @@ namespace {
 
 using text::D;
 
-// `q` at `concurrency`: the search rewrites one request in place (a copy per probe was a
+// `q` at `concurrency`: the search rewrites one setup in place (a copy per probe was a
 // third of a serving plan's allocations). `n_ctx`: the engine's context for all sequences
 // together (llama.cpp's), 0 when none.
-bool FitsAt(Request* q, const Estimate& e, int64_t concurrency, int64_t n_ctx,
-            const MemoryPolicies& policies) {
+bool FitsAt(Setup* q, const Estimate& e, int64_t concurrency, int64_t n_ctx) {
   q->workload.SetConcurrency(concurrency);
   // An engine's caps hold per data-parallel rank.
   const int64_t rank = RankConcurrency(*q);
@@ -26,7 +25,7 @@ bool FitsAt(Request* q, const Estimate& e, int64_t concurrency, int64_t n_ctx,
   // A context allocated at start for every sequence holds so many.
   const int64_t per_sequence = q->workload.prompt_tokens + q->workload.output_tokens;
   if (n_ctx > 0 && rank * per_sequence > n_ctx) return false;
-  return FitsCard(*q, MemoryOf(*q, e.params, /*with_detail=*/false, policies).per_gpu);
+  return FitsCard(*q, MemoryOf(*q, e.params, /*with_detail=*/false).per_gpu);
 }
 
 // What one tensor-parallel rank reads per decode step across all pipeline stages: its share of
@@ -38,15 +37,15 @@ struct Reads {
   double host_weights = 0;  ///< layers on the CPU, read whole every step
   double host_experts = 0;  ///< routed experts on the CPU, read as the batch routes
 };
-Reads DecodeReads(const Request& r, const ParamCounts& c) {
-  Request one = r;
+Reads DecodeReads(const Setup& r, const ParamCounts& c) {
+  Setup one = r;
   one.parallel.pp = 1;
   one.parallel.zero = 0;
   one.parallel.gpus = r.parallel.tp * r.parallel.cp;
   const MemoryResult m = MemoryOf(one, c, /*with_detail=*/false);
   double weights = m.per_gpu.weights;
   // The untied input table is not read (unless an engine keeps it off the GPU already).
-  if (!r.model.tied_embeddings && !ServingPolicyOf(r).input_embedding_on_host) {
+  if (!r.model.tied_embeddings && !r.serving.input_embedding_on_host) {
     const FormatBits b = Bits(r.precision.weights, r.precision.quant);
     const bool fp32 =
         r.precision.weights == WeightFormat::kFp32 || r.precision.weights == WeightFormat::kTf32;
@@ -58,7 +57,7 @@ Reads DecodeReads(const Request& r, const ParamCounts& c) {
 }
 
 // The serving figures' formulas and inputs (the page's detail view shows them).
-void ExplainServing(const Request& r, double prefill_compute_at_batch_s, Estimate* e) {
+void ExplainServing(const Setup& r, double prefill_compute_at_batch_s, Estimate* e) {
   const ServingEstimate& s = e->serving;
   const InferencePerf& p = s.at_request;
   const int64_t lo = s.max_concurrency;
@@ -94,7 +93,7 @@ void ExplainServing(const Request& r, double prefill_compute_at_batch_s, Estimat
                 "(offline: no latency target)"
               : "largest number of sequences per replica whose memory fits with the headroom "
                 "and whose TTFT and TPOT meet the targets",
-      {{"ttft_target_ms", r.constraints.ttft_ms}, {"tpot_target_ms", r.constraints.tpot_ms}},
+      {{"ttft_target_ms", r.targets.ttft_ms}, {"tpot_target_ms", r.targets.tpot_ms}},
       {}};
   x[base + "engine_concurrency"] = {
       "sequences the engine runs at once under full load: an engine that preallocates its KV "
@@ -127,16 +126,15 @@ void ExplainServing(const Request& r, double prefill_compute_at_batch_s, Estimat
 
 }  // namespace
 
-void AddServing(const Request& r, Estimate* e) {
+void AddServing(const Setup& r, Estimate* e) {
   e->has_serving = true;
-  Request safe = r;
+  Setup safe = r;
   safe.parallel = SafeLayout(r.parallel);
   const Reads reads = DecodeReads(safe, e->params);
   // What the probes below share, worked out once: the engine's policy does not change with
   // the concurrency.
   const double bandwidth = DecodeBandwidth(safe);
-  const MemoryPolicies policies = MemoryPoliciesOf(safe);
-  const int64_t n_ctx = policies.serving.context_tokens;
+  const int64_t n_ctx = safe.serving.context_tokens;
   const auto at = [&](int64_t c) {
     return EstimateInference(safe, e->params, c, reads.weights, reads.kv_per_token, bandwidth,
                              reads.host_weights, reads.host_experts);
@@ -145,8 +143,8 @@ void AddServing(const Request& r, Estimate* e) {
   s.at_request = at(r.workload.concurrency);
   // Offline batch jobs have no latency target: the batch grows until memory is full.
   const bool offline = r.workload.mode == InferenceMode::kOffline;
-  const double ttft_target = offline ? 0 : r.constraints.ttft_ms / 1e3;
-  const double tpot_target = offline ? 0 : r.constraints.tpot_ms / 1e3;
+  const double ttft_target = offline ? 0 : r.targets.ttft_ms / 1e3;
+  const double tpot_target = offline ? 0 : r.targets.tpot_ms / 1e3;
   const auto meets = [&](const InferencePerf& p) {
     return (ttft_target <= 0 || p.ttft_s <= ttft_target) &&
            (tpot_target <= 0 || p.tpot_s <= tpot_target);
@@ -160,12 +158,12 @@ void AddServing(const Request& r, Estimate* e) {
                         e->infeasible[0].code == "exceeds_engine_kv_pool" ||
                         e->infeasible[0].code == "exceeds_engine_context";
   // The one request both searches rewrite: its concurrency, and the headroom it plans with.
-  Request probe = safe;
+  Setup probe = safe;
   const auto largest = [&](double headroom) {
     probe.headroom = headroom;
     // The latency check first: it is the cheaper of the two.
     const auto ok = [&](int64_t c) {
-      return can_grow && meets(at(c)) && FitsAt(&probe, *e, c, n_ctx, policies);
+      return can_grow && meets(at(c)) && FitsAt(&probe, *e, c, n_ctx);
     };
     int64_t lo = 0;
     int64_t hi = 1;
@@ -186,7 +184,7 @@ void AddServing(const Request& r, Estimate* e) {
   // An engine that preallocates its pool admits what the pool holds once started, headroom or
   // not (the planning headroom applies to the card, not inside the engine's own budget), so
   // a server under full load runs that batch.
-  const bool pool_engine = policies.serving.Preallocates();
+  const bool pool_engine = safe.serving.Preallocates();
   // A search that describes nothing needs it only for an offline batch's rate.
   const bool needed = e->describe || offline;
   s.engine_concurrency = needed && pool_engine && safe.headroom > 0 ? largest(0) : lo;

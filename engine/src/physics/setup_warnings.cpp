@@ -12,7 +12,7 @@ namespace gpuplan {
 
 using text::D;
 
-void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
+void AddWarnings(const Setup& r, const ParamCounts& c, Estimate* e) {
   const ModelSpec& m = r.model;
   const Parallel& p = r.parallel;
   const auto warn = [e](std::string code, std::map<std::string, double> params, std::string msg) {
@@ -35,7 +35,7 @@ void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
     warn("zero_without_data_parallel", {{"zero", D(p.zero)}},
          "ZeRO shards over data-parallel ranks; with one there is nothing to shard");
   }
-  const int64_t on_gpu = r.serving.n_gpu_layers;
+  const int64_t on_gpu = r.serving.gpu_layers;
   if (!r.workload.IsTraining() && on_gpu >= 0 && on_gpu <= m.layers) {
     e->warnings.push_back(
         Note{"layers_on_cpu",
@@ -45,7 +45,7 @@ void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
                  "50 GB/s of host memory bandwidth",
              "/serving/n_gpu_layers"});
   }
-  const int64_t cpu_moe = r.serving.n_cpu_moe;
+  const int64_t cpu_moe = r.serving.cpu_moe_layers;
   if (!r.workload.IsTraining() && m.IsMoe() && cpu_moe > 0) {
     e->warnings.push_back(
         Note{"experts_on_cpu",
@@ -105,7 +105,7 @@ void AddWarnings(const Request& r, const ParamCounts& c, Estimate* e) {
 
 // Marks every figure a calibration factor changed, so no calibrated number passes as a plain
 // estimate, and warns when the factors come from another card.
-void AddCalibration(const Request& r, Estimate* e) {
+void AddCalibration(const Setup& r, Estimate* e) {
   const CalibrationFactors& c = r.calibration;
   if (!c.Any()) return;
   auto mark = [e](const std::string& ptr, const std::string& what) {

@@ -46,7 +46,7 @@ double KvPoolBytes(const ServingPolicy& s, const GpuSpec& g, const Parallel& p, 
 }
 
 // KV bytes per token of the request's context, as the cache holds it.
-double KvTokenBytes(const Request& r, const ServingPolicy& s, const MemoryBreakdown& b) {
+double KvTokenBytes(const Setup& r, const ServingPolicy& s, const MemoryBreakdown& b) {
   const double context = text::D(r.workload.prompt_tokens + r.workload.output_tokens);
   const double sequences = text::D(std::max<int64_t>(1, RankConcurrency(r)));
   const double tokens = s.context_tokens > 0 ? text::D(s.context_tokens) : context * sequences;
@@ -54,11 +54,11 @@ double KvTokenBytes(const Request& r, const ServingPolicy& s, const MemoryBreakd
 }
 
 // The pool's formulas and inputs (the page's detail view shows them).
-void ExplainFramework(const Request& r, const ServingPolicy& engine, const ServingDefaults& d,
+void ExplainFramework(const Setup& r, const ServingPolicy& engine, const ServingDefaults& d,
                       double kv_token, Estimate* e) {
   auto& x = e->explain;
   const MemoryBreakdown& b = e->memory.per_gpu;
-  const StackProfile& f = *r.framework;
+  const StackProfile& f = *r.stack;
   x["/framework/kv_pool_bytes"] = {
       engine.kv_budget == KvBudget::kShareOfCard && engine.profile_run
           ? "share x the card's usable total - weights - the profile run's peak (a forward pass "
@@ -89,10 +89,10 @@ void ExplainFramework(const Request& r, const ServingPolicy& engine, const Servi
 
 }  // namespace
 
-double KvPool(const Request& r, const MemoryBreakdown& b) {
-  const StackProfile& s = StackOf(r);
+double KvPool(const Setup& r, const MemoryBreakdown& b) {
+  const StackProfile& s = (*r.stack);
   if (!s.serving) return b.kv_cache;
-  const ServingPolicy engine = ServingPolicyOf(r);
+  const ServingPolicy& engine = r.serving;
   // What a profiling engine subtracts: the profile's peak of tensors (activations, buffers),
   // the communicators outside PyTorch and the graphs captured before the pool is sized.
   const double comm = CommReserveBytes(r.runtime, r.parallel);
@@ -102,15 +102,15 @@ double KvPool(const Request& r, const MemoryBreakdown& b) {
                      b.kv_cache, KvTokenBytes(r, engine, b), profiled);
 }
 
-bool FitsCard(const Request& r, const MemoryBreakdown& b) {
+bool FitsCard(const Setup& r, const MemoryBreakdown& b) {
   return b.Total() * (1 + r.headroom) <= r.gpu.CapacityBytes() && b.kv_cache <= KvPool(r, b);
 }
 
 // The framework profile's figures: a serving engine's defaults on this card, the KV pool it
 // sets aside, and whether the request's KV cache fits in it.
-void AddFramework(const Request& r, Estimate* e) {
-  if (r.framework == nullptr) return;  // no profile named: nothing of its own to report
-  const StackProfile& f = *r.framework;
+void AddFramework(const Setup& r, Estimate* e) {
+  if (!r.StackNamed()) return;  // no profile named: nothing of its own to report
+  const StackProfile& f = *r.stack;
   FrameworkEstimate& fe = e->framework;
   fe.id = f.id;
   fe.name = f.name;
@@ -119,8 +119,8 @@ void AddFramework(const Request& r, Estimate* e) {
         std::string(f.name) + "'s documented defaults", {}, f.Sources()};
   }
   if (!f.serving || r.workload.IsTraining()) return;
-  const ServingPolicy engine = ServingPolicyOf(r);
-  const ServingDefaults d = EngineDefaultsOf(r, r.parallel);
+  const ServingPolicy& engine = r.serving;
+  const ServingDefaults d = EngineDefaults(r, r.parallel);
   fe.max_batched_tokens = r.workload.prefill_chunk_limit;
   fe.max_seqs = d.max_seqs;
   const MemoryBreakdown& b = e->memory.per_gpu;

@@ -6,22 +6,22 @@
 #pragma once
 
 #include "physics/estimate.h"
-#include "physics/request.h"
+#include "physics/setup.h"
 
 namespace gpuplan {
 
 /// The KV cache the request's serving engine sets aside per GPU for this breakdown; the
 /// breakdown's own KV cache when no engine was named.
-double KvPool(const Request& r, const MemoryBreakdown& b);
+double KvPool(const Setup& r, const MemoryBreakdown& b);
 
 /// Whether the breakdown fits its card: its total with the planning headroom within the
 /// card (contract: headroom), and its KV cache within the pool its serving engine sets aside
 /// at start. The pool itself is the engine's own arithmetic, with no headroom or allocator
 /// slack inside it: the headroom applies to the card.
-bool FitsCard(const Request& r, const MemoryBreakdown& b);
+bool FitsCard(const Setup& r, const MemoryBreakdown& b);
 
 /// The profile's figures on `e` (which holds the memory): a serving engine's defaults on
 /// this card, its KV pool, and whether the request's KV cache fits in it.
-void AddFramework(const Request& r, Estimate* e);
+void AddFramework(const Setup& r, Estimate* e);
 
 }  // namespace gpuplan

@@ -90,7 +90,7 @@ Stage::Stage(const MemoryInput& input, int64_t stage)
     output_on_gpu = on_gpu > input.model.layers;
   }
   if (!input.workload.IsTraining() && input.model.IsMoe()) {
-    cpu_moe_layers = input.serving.cpu_moe_layers;
+    cpu_moe_layers = std::max<int64_t>(0, input.serving.cpu_moe_layers);
   }
   // Training keeps 16-bit weights for fp8 compute (Transformer Engine casts per step).
   linear_bits = (full_training && prec.weights == WeightFormat::kFp8) ? 16 : bits.bits_per_weight;

@@ -18,14 +18,14 @@ std::map<std::string, double> Since(const std::string& date) {
 
 }  // namespace
 
-void AddSupplyWarnings(const Request& r, Estimate* e) {
+void AddSupplyWarnings(const Setup& r, Estimate* e) {
   const GpuSpec& g = r.gpu;
   const auto warn = [e](std::string code, std::map<std::string, double> params, std::string msg,
                         std::string path) {
     e->warnings.push_back(
         Note{std::move(code), std::move(params), std::move(msg), std::move(path)});
   };
-  const std::string& market = r.market.market;
+  const std::string& market = r.pricing.market.market;
   if (g.supply) {
     const CardSupply& s = *g.supply;
     if (g.market_status == MarketStatus::kOtherMarketSku) {
@@ -54,7 +54,7 @@ void AddSupplyWarnings(const Request& r, Estimate* e) {
            "/gpu");
     }
   }
-  const StackProfile& stack = StackOf(r);
+  const StackProfile& stack = (*r.stack);
   const uint8_t backend = BackendOf(g);
   const auto note = [&](const StackSupport& s) {
     if (backend == kRocm && s.rocm_note != nullptr) {

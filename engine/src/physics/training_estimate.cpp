@@ -9,9 +9,9 @@ namespace gpuplan {
 
 using text::D;
 
-void AddTraining(const Request& r, Estimate* e) {
+void AddTraining(const Setup& r, Estimate* e) {
   e->has_training = true;
-  Request safe = r;
+  Setup safe = r;
   safe.parallel = SafeLayout(r.parallel);
   const TrainingPerf& t = e->training = EstimateTraining(safe, e->params);
   const ReliabilityEstimate& rel = e->reliability = EstimateReliability(safe, e->params, t);

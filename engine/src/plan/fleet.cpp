@@ -15,7 +15,7 @@ namespace {
 using text::D;
 using text::Fmt;
 
-std::string Setup(const PlanChoice& c) {
+std::string SetupText(const PlanChoice& c) {
   const Parallel& p = c.request.parallel;
   std::string s = std::to_string(c.count) + " x " + c.request.gpu.id;
   if (p.tp > 1) s += " TP" + std::to_string(p.tp);
@@ -40,11 +40,11 @@ int LongestIdleWindow(const std::array<int64_t, 24>& idle, int64_t cards) {
 // `why`) when the card cannot run it.
 bool Place(const FleetWorkload& w, double growth, const GpuSpec& card, FleetShare* out,
            std::string* why) {
-  Request q = w.request;
+  Question q = w.request;
   if (w.online) {
     const double peak =
         *std::max_element(w.concurrency_by_hour.begin(), w.concurrency_by_hour.end());
-    q.workload.SetConcurrency(std::max<int64_t>(1, std::llround(std::ceil(peak * growth))));
+    q.setup.workload.SetConcurrency(std::max<int64_t>(1, std::llround(std::ceil(peak * growth))));
   }
   const PlanResult plan = Plan(q, {card});
   if (plan.recommendations.empty()) {
@@ -55,7 +55,7 @@ bool Place(const FleetWorkload& w, double growth, const GpuSpec& card, FleetShar
   const Estimate e = EstimateSetup(c.request, /*with_levers=*/false);
   out->name = w.name;
   out->online = w.online;
-  out->setup = Setup(c);
+  out->setup = SetupText(c);
   out->cards_at_peak = c.count;
   if (c.count == 1 && e.total_with_headroom_bytes > 0) {
     out->jobs_per_card = std::max<int64_t>(
@@ -63,14 +63,14 @@ bool Place(const FleetWorkload& w, double growth, const GpuSpec& card, FleetShar
   }
   // Growth makes batch work come round more often.
   const double every_days = w.every_days / growth;
-  if (q.workload.IsTraining()) {
+  if (q.setup.workload.IsTraining()) {
     out->run_s = e.training.time_s;
   } else if (!w.online) {
     // Offline: the plan's replicas at their largest batch, until every sequence is generated.
     // Prefill every prompt, then decode every output, spread over the replicas.
     const InferencePerf& at = e.serving.at_request;
-    const double prompts = w.requests_per_run * D(q.workload.prompt_tokens);
-    const double outputs = w.requests_per_run * D(q.workload.output_tokens);
+    const double prompts = w.requests_per_run * D(q.setup.workload.prompt_tokens);
+    const double outputs = w.requests_per_run * D(q.setup.workload.output_tokens);
     const double per_replica_s =
         (at.prefill_tokens_per_s > 0 ? prompts / at.prefill_tokens_per_s : 0) +
         (at.decode_tokens_per_s_total > 0 ? outputs / at.decode_tokens_per_s_total : 0);
@@ -85,8 +85,9 @@ bool Place(const FleetWorkload& w, double growth, const GpuSpec& card, FleetShar
   // hour may follow the curve more closely. Keep whichever serves the day in fewer card-hours.
   const double lowest =
       *std::min_element(w.concurrency_by_hour.begin(), w.concurrency_by_hour.end());
-  Request quiet = q;
-  quiet.workload.SetConcurrency(std::max<int64_t>(1, std::llround(std::ceil(lowest * growth))));
+  Question quiet = q;
+  quiet.setup.workload.SetConcurrency(
+      std::max<int64_t>(1, std::llround(std::ceil(lowest * growth))));
   const PlanResult small = Plan(quiet, {card});
   std::vector<const PlanChoice*> candidates = {&c};
   if (!small.recommendations.empty()) candidates.push_back(&small.recommendations.front());
@@ -115,7 +116,8 @@ bool Place(const FleetWorkload& w, double growth, const GpuSpec& card, FleetShar
     PlanChoice one = *cand;
     one.count = gpus;
     one.replicas = 1;
-    out->setup = Setup(one) + " per replica, up to " + std::to_string(per_replica) + " sequences";
+    out->setup =
+        SetupText(one) + " per replica, up to " + std::to_string(per_replica) + " sequences";
   }
   return placed;
 }

@@ -11,14 +11,14 @@
 
 #include "core/diagnostics.h"
 #include "model/hardware.h"
-#include "physics/request.h"
+#include "plan/question.h"
 
 namespace gpuplan {
 
 /// One recurring need of the team.
 struct FleetWorkload {
   std::string name;
-  Request request;              ///< as for plan (its gpu and parallel are chosen per card type)
+  Question request;             ///< as for plan (its gpu and parallel are chosen per card type)
   double every_days = 1;        ///< batch work: one run every this many days
   double requests_per_run = 0;  ///< offline inference: sequences each run generates
   std::array<double, 24> concurrency_by_hour{};  ///< online serving: the day's curve

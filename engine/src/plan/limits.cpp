@@ -12,19 +12,19 @@ constexpr int64_t kMaxBatch = int64_t{1} << 20;
 constexpr int64_t kMaxTokens = int64_t{1} << 24;  // 16M tokens: beyond every model's context
 
 // Serving: fits and meets the targets (offline: fits).
-bool Serves(const Request& q) {
+bool Serves(const Setup& q) {
   const Estimate e = EstimateSetup(q, /*with_levers=*/false);
   return e.fits && e.serving.meets_targets;
 }
 
 }  // namespace
 
-Limits FindLimits(const Request& r) {
+Limits FindLimits(const Setup& r) {
   Limits l;
   const int64_t model_ctx = r.model.max_context;
   const ParamCounts counts = CountParams(r.model);
   if (r.workload.IsTraining()) {
-    Request q = r;
+    Setup q = r;
     q.workload.global_batch = 0;  // the batch per step follows the micro-batch here
     l.max_micro_batch = LargestTrue(kMaxBatch, [&](int64_t mb) {
       q.workload.micro_batch = mb;
@@ -44,7 +44,7 @@ Limits FindLimits(const Request& r) {
   l.max_concurrency = EstimateSetup(r, /*with_levers=*/false).serving.max_concurrency;
   // The prompt grows, the output stays: the context a sequence can reach.
   const auto context = [&](int64_t concurrency, bool* at_limit) {
-    Request q = r;
+    Setup q = r;
     const int64_t cap = (model_ctx > 0 ? model_ctx : kMaxTokens) - output;
     const int64_t prompt = LargestTrue(cap, [&](int64_t p) {
       q.workload.prompt_tokens = p;

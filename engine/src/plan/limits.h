@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "physics/request.h"
+#include "plan/question.h"
 
 namespace gpuplan {
 
@@ -25,7 +25,7 @@ struct Limits {
 };
 
 /// Pure: no I/O. `r` is a validated request with its gpu and layout.
-Limits FindLimits(const Request& r);
+Limits FindLimits(const Setup& r);
 
 /// The largest n in [1, hi] with ok(n) true, given ok is true up to some n and false after;
 /// 0 when ok(1) is false. Doubles, then bisects.

@@ -38,7 +38,7 @@ std::vector<Lever> InSeedOrder(const std::vector<Lever>& levers) {
 }
 
 // A card with more memory that the plan already holds at this count or fewer.
-std::optional<Lever> BiggerCard(const Request& setup, int64_t count,
+std::optional<Lever> BiggerCard(const Setup& setup, int64_t count,
                                 const std::vector<PlanChoice>& others) {
   for (const PlanChoice& o : others) {  // best first
     if (o.count > count || o.request.gpu.CapacityBytes() <= setup.gpu.CapacityBytes()) continue;
@@ -60,13 +60,13 @@ std::optional<Lever> BiggerCard(const Request& setup, int64_t count,
 // Whether the smaller setup, once a lever slowing it by `time_factor` makes it fit, still
 // answers the request: its wall-clock time with interruptions, at the upper end of its likely
 // range, within the deadline (the search's own rule) and its cost within the budget.
-bool MeetsConstraints(const Request& base, const Request& setup, double time_factor) {
+bool MeetsConstraints(const Question& base, const Setup& setup, double time_factor) {
   const Constraints& k = base.constraints;
   if (k.deadline_s <= 0 && k.budget_usd <= 0) return true;
   const ParamCounts c = CountParams(setup.model);
   const TrainingPerf t = EstimateTraining(setup, c);
   const double factor = time_factor > 0 ? time_factor : 1;
-  const double wall = DeadlineSeconds(setup, c, t, TimeBandHigh(base)) * factor;
+  const double wall = DeadlineSeconds(setup, c, t, TimeBandHigh(base.setup)) * factor;
   if (k.deadline_s > 0 && wall > k.deadline_s) return false;
   const double price = PricePerGpuHour(setup);
   return k.budget_usd <= 0 ||
@@ -75,7 +75,7 @@ bool MeetsConstraints(const Request& base, const Request& setup, double time_fac
 
 }  // namespace
 
-std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, const KeptMisses& cs,
+std::optional<AlmostFit> AlmostFitFor(const Question& base, Ranking ranking, const KeptMisses& cs,
                                       const PlanChoice& choice,
                                       const std::vector<PlanChoice>& others) {
   // Serving is left out: its misses are judged at one sequence, not at the requested
@@ -116,10 +116,11 @@ std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, cons
 
 namespace {
 
-void AdviseBatch(const Request& base, const PlanResult& plan, std::vector<Note>* advice) {
-  if (!base.workload.IsTraining()) return;
-  const BatchDefault b = DefaultGlobalBatch(base.workload, D(CountParams(base.model).total));
-  const double tokens = D(plan.global_batch) * D(base.workload.seq_len);
+void AdviseBatch(const Question& base, const PlanResult& plan, std::vector<Note>* advice) {
+  if (!base.setup.workload.IsTraining()) return;
+  const BatchDefault b =
+      DefaultGlobalBatch(base.setup.workload, D(CountParams(base.setup.model).total));
+  const double tokens = D(plan.global_batch) * D(base.setup.workload.seq_len);
   const std::string message =
       plan.global_batch_default
           ? Say("every setup keeps the global batch of %lld sequences (%.0f tokens) per optimizer "
@@ -134,10 +135,10 @@ void AdviseBatch(const Request& base, const PlanResult& plan, std::vector<Note>*
                          "/workload/global_batch"});
 }
 
-void AdviseScale(const Request& base, Ranking ranking, const PlanChoice& top,
+void AdviseScale(const Question& base, Ranking ranking, const PlanChoice& top,
                  std::vector<Note>* advice) {
   const GpuSpec& g = top.request.gpu;
-  const bool training = base.workload.IsTraining();
+  const bool training = base.setup.workload.IsTraining();
   if (ranking == Ranking::kFastestAboveKnee && top.fewest_cards) {
     const FewestCards& f = *top.fewest_cards;
     advice->push_back(Note{
@@ -186,9 +187,9 @@ void AdviseScale(const Request& base, Ranking ranking, const PlanChoice& top,
       count_binds ? "/constraints/max_gpus" : "/constraints/deadline_s"});
 }
 
-void AdviseModelParallel(const Request& base, const PlanResult& out, std::vector<Note>* advice) {
+void AdviseModelParallel(const Question& base, const PlanResult& out, std::vector<Note>* advice) {
   const PlanChoice& top = out.recommendations.front();
-  const Request& q = top.request;
+  const Setup& q = top.request;
   const GpuSpec& g = q.gpu;
   const auto one = std::find_if(out.recommendations.begin(), out.recommendations.end(),
                                 [](const PlanChoice& c) { return c.count == 1; });
@@ -203,7 +204,7 @@ void AdviseModelParallel(const Request& base, const PlanResult& out, std::vector
   if (q.parallel.tp <= 1) return;
   const bool pcie = g.intra_node_kind.rfind("pcie", 0) == 0;
   if (q.parallel.tp <= 4 && !pcie) return;
-  const bool training = base.workload.IsTraining();
+  const bool training = base.setup.workload.IsTraining();
   const double scaling =
       training ? EstimateTraining(q, CountParams(q.model)).scaling_efficiency : 1.0;
   advice->push_back(Note{
@@ -221,7 +222,7 @@ void AdviseModelParallel(const Request& base, const PlanResult& out, std::vector
 
 std::optional<Note> LeverForRejected(const PlanRejection& rejection, const CardSearch& cs) {
   if (rejection.code != "exceeds_memory" || !cs.closest) return std::nullopt;
-  const Request& q = *cs.closest;
+  const Setup& q = *cs.closest;
   // One change is looked for only when the setup almost fits; two or three together can take
   // off far more (a paged 8-bit optimizer alone moves 12 bytes a parameter to the host).
   const bool almost = cs.closest_need <= 1.3 * q.gpu.CapacityBytes();
@@ -255,7 +256,7 @@ std::optional<Note> LeverForRejected(const PlanRejection& rejection, const CardS
               c.levers.front().path};
 }
 
-void Advise(const Request& base, Ranking ranking, std::vector<Note> rejected_levers,
+void Advise(const Question& base, Ranking ranking, std::vector<Note> rejected_levers,
             PlanResult* out) {
   AdviseBatch(base, *out, &out->advice);
   if (!out->recommendations.empty()) {

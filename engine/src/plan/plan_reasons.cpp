@@ -32,13 +32,13 @@ std::string Usd(double usd) {
   return Say(usd < 100 ? "$%.2f" : "$%.0f", usd);
 }
 
-PlanRejection MemoryRejection(const Request& base, const GpuSpec& g, const CardSearch& cs) {
+PlanRejection MemoryRejection(const Question& base, const GpuSpec& g, const CardSearch& cs) {
   const bool known = !std::isinf(cs.closest_need);
   const std::string need =
       known ? Say("%.1f GiB", cs.closest_need / kGiB) : "more than the card holds";
   // Serving splits a replica over one server at most (tensor parallel inside a node).
   const std::string where =
-      base.workload.IsTraining()
+      base.setup.workload.IsTraining()
           ? Say("on up to %.0f cards", D(MaxGpus(base)))
           : Say("on one server of %lld (a replica's tensor parallel stays inside a node)",
                 static_cast<long long>(std::min<int64_t>(8, g.gpus_per_node)));
@@ -46,14 +46,14 @@ PlanRejection MemoryRejection(const Request& base, const GpuSpec& g, const CardS
           "exceeds_memory",
           Say("does not fit %s: the closest setup needs %s per GPU with %.0f%% headroom, the card "
               "has %.1f GiB",
-              where.c_str(), need.c_str(), base.headroom * 100, g.CapacityBytes() / kGiB),
+              where.c_str(), need.c_str(), base.setup.headroom * 100, g.CapacityBytes() / kGiB),
           {{"need_bytes", known ? cs.closest_need : -1},
            {"capacity_bytes", g.CapacityBytes()},
            {"max_gpus", D(MaxGpus(base))}},
           "/constraints/max_gpus"};
 }
 
-PlanRejection ServingRejection(const Request& base, const GpuSpec& g, const CardSearch& cs) {
+PlanRejection ServingRejection(const Question& base, const GpuSpec& g, const CardSearch& cs) {
   const auto& p = cs.serving_params;
   if (!cs.serving_reason.empty()) {
     return {g.id, cs.serving_code, cs.serving_reason, p, cs.serving_path};
@@ -62,7 +62,7 @@ PlanRejection ServingRejection(const Request& base, const GpuSpec& g, const Card
     return {g.id, cs.serving_code,
             Say("serving %lld concurrent requests needs %.0f replicas (%.0f requests each) = %.0f "
                 "cards, more than max_gpus %.0f",
-                static_cast<long long>(base.workload.concurrency), p.at("replicas"),
+                static_cast<long long>(base.setup.workload.concurrency), p.at("replicas"),
                 p.at("per_replica"), p.at("count"), p.at("max_gpus")),
             p, "/constraints/max_gpus"};
   }
@@ -73,14 +73,14 @@ PlanRejection ServingRejection(const Request& base, const GpuSpec& g, const Card
           p, "/constraints/tpot_ms"};
 }
 
-PlanRejection DeadlineRejection(const Request& base, const GpuSpec& g, const CardSearch& cs) {
+PlanRejection DeadlineRejection(const Question& base, const GpuSpec& g, const CardSearch& cs) {
   const double deadline = base.constraints.deadline_s;
   const std::string fastest =
       Say("the fastest setup that fits, %lld cards, takes %s with its expected interruptions, "
           "up to %s at the upper end of its likely range, against a deadline of %s",
           static_cast<long long>(cs.fastest_fit_count), Duration(cs.fastest_fit_central_s).c_str(),
           Duration(cs.fastest_fit_s).c_str(), Duration(deadline).c_str());
-  const double batch = D(base.workload.global_batch);
+  const double batch = D(base.setup.workload.global_batch);
   std::map<std::string, double> params = {{"fastest_s", cs.fastest_fit_s},
                                           {"fastest_central_s", cs.fastest_fit_central_s},
                                           {"count", D(cs.fastest_fit_count)},
@@ -125,9 +125,9 @@ PlanRejection DeadlineRejection(const Request& base, const GpuSpec& g, const Car
 
 }  // namespace
 
-PlanRejection RejectionFor(const Request& base, const GpuSpec& g, const CardSearch& cs) {
+PlanRejection RejectionFor(const Question& base, const GpuSpec& g, const CardSearch& cs) {
   if (!cs.fit_any) return MemoryRejection(base, g, cs);
-  if (!base.workload.IsTraining()) return ServingRejection(base, g, cs);
+  if (!base.setup.workload.IsTraining()) return ServingRejection(base, g, cs);
   if (base.constraints.deadline_s > 0 && !cs.met_deadline) {
     return DeadlineRejection(base, g, cs);
   }
@@ -201,10 +201,10 @@ Wording Words(Ranking ranking, bool serving, bool second_tier, bool offline) {
 
 }  // namespace
 
-void Label(const Request& base, Ranking ranking, PlanChoice* choice) {
+void Label(const Question& base, Ranking ranking, PlanChoice* choice) {
   const RankFigures& f = choice->figures;
-  const bool serving = !base.workload.IsTraining();
-  const bool offline = base.workload.mode == InferenceMode::kOffline;
+  const bool serving = !base.setup.workload.IsTraining();
+  const bool offline = base.setup.workload.mode == InferenceMode::kOffline;
   // A setup below the knee leads its key with 1; an unpriced fine-tuning setup has 1 after
   // its count, an unpriced serving one leads with 1.
   const std::vector<double>& key = choice->key;
@@ -229,7 +229,7 @@ void Label(const Request& base, Ranking ranking, PlanChoice* choice) {
   }
   const bool online_priced =
       ranking == Ranking::kCheapestPerToken && serving && !offline && !second_tier;
-  if (online_priced) first = Say("%lld", static_cast<long long>(base.workload.concurrency));
+  if (online_priced) first = Say("%lld", static_cast<long long>(base.setup.workload.concurrency));
   choice->rank_reason = first.empty() ? Say(w.pattern, setup.c_str(), "")
                                       : Say(w.pattern, first.c_str(), setup.c_str());
   // A card the buyer's market does not sell, or one at its end of life, says so first: the
@@ -240,7 +240,7 @@ void Label(const Request& base, Ranking ranking, PlanChoice* choice) {
     choice->rank_code = "not_sold_in_market";
     choice->rank_reason =
         Say("not sold in the %s market (%s): ranked after every card sold there: %s",
-            base.market.market.c_str(),
+            base.setup.pricing.market.market.c_str(),
             g.market_status == MarketStatus::kOtherMarketSku
                 ? "an export SKU of another market"
                 : "restricted from sale there, and no offer there",

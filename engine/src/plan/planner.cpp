@@ -20,20 +20,21 @@ using plan_search::D;
 
 namespace plan_search {
 
-double PricePerGpuHour(const Request& q) {
-  return q.usd_per_gpu_hour >= 0 ? q.usd_per_gpu_hour : q.gpu.usd_per_hour.value_or(-1);
+double PricePerGpuHour(const Setup& q) {
+  return q.pricing.usd_per_gpu_hour >= 0 ? q.pricing.usd_per_gpu_hour
+                                         : q.gpu.usd_per_hour.value_or(-1);
 }
 
-double WallClockSeconds(const Request& q, const ParamCounts& c, const TrainingPerf& t) {
+double WallClockSeconds(const Setup& q, const ParamCounts& c, const TrainingPerf& t) {
   return t.time_s + EstimateReliability(q, c, t).expected_lost_s;
 }
 
-double TimeBandHigh(const Request& r) {
-  const ErrorBand* b = BandFor("training", r.framework != nullptr ? r.framework->id : "");
+double TimeBandHigh(const Setup& r) {
+  const ErrorBand* b = BandFor("training", r.stack->id);
   return b != nullptr ? std::max(1.0, b->high) : 1.0;
 }
 
-void Track(CardSearch* cs, const Request& q, const FitCheck& f) {
+void Track(CardSearch* cs, const Setup& q, const FitCheck& f) {
   if (!f.layout_ok) return;
   if (f.total_with_headroom_bytes < cs->closest_need) {
     cs->closest_need = f.total_with_headroom_bytes;
@@ -50,11 +51,11 @@ double NodeWatts(const GpuSpec& g, int64_t gpus) {
 }
 
 // Why a card is excluded before any setup is tried.
-std::optional<PlanRejection> SiteProblem(const Request& r, const GpuSpec& g) {
+std::optional<PlanRejection> SiteProblem(const Setup& r, const GpuSpec& g) {
   if (auto card = CardProblem(r, g)) {
     return PlanRejection{g.id, card->code, card->message, {}, card->path};
   }
-  if (r.constraints.cooling == "air" && g.cooling == "liquid") {
+  if (r.targets.cooling == "air" && g.cooling == "liquid") {
     return PlanRejection{g.id,
                          "needs_liquid_cooling",
                          g.name + " needs liquid cooling; the site offers air only",
@@ -68,16 +69,16 @@ std::optional<PlanRejection> SiteProblem(const Request& r, const GpuSpec& g) {
                          g.form_factor == "superchip" || g.form_factor == "board";
   const int64_t smallest = baseboard ? g.gpus_per_node : 1;
   const double watts = NodeWatts(g, smallest);
-  if (r.constraints.node_power_w > 0 && watts > r.constraints.node_power_w) {
+  if (r.targets.node_power_w > 0 && watts > r.targets.node_power_w) {
     return PlanRejection{
         g.id,
         "node_power",
         (baseboard ? "a server of " + std::to_string(smallest) + " " + g.name + " (one baseboard)"
                    : "one " + g.name + " with its share of a server") +
             " draws " + std::to_string(std::lround(watts)) + " W, above the node limit of " +
-            std::to_string(std::lround(r.constraints.node_power_w)) + " W",
+            std::to_string(std::lround(r.targets.node_power_w)) + " W",
         {{"node_watts", watts},
-         {"limit_w", r.constraints.node_power_w},
+         {"limit_w", r.targets.node_power_w},
          {"gpus_per_node", D(smallest)}},
         "/constraints/node_power_w"};
   }
@@ -87,7 +88,7 @@ std::optional<PlanRejection> SiteProblem(const Request& r, const GpuSpec& g) {
 // The global batch held fixed while the count varies (the contract): the request's; else, when
 // it named grad_accum, micro_batch x grad_accum x its data-parallel ranks; else published
 // practice (batch_defaults.h).
-int64_t FixGlobalBatch(Request* base, bool* by_default) {
+int64_t FixGlobalBatch(Setup* base, bool* by_default) {
   Workload& w = base->workload;
   *by_default = false;
   if (!w.IsTraining()) return 0;
@@ -102,10 +103,10 @@ int64_t FixGlobalBatch(Request* base, bool* by_default) {
 
 // Under a node power limit, servers hold only the cards the limit feeds: partly filled nodes,
 // and everything beyond them crosses the network.
-GpuSpec FedCard(const Request& base, const GpuSpec& card) {
+GpuSpec FedCard(const Question& base, const GpuSpec& card) {
   GpuSpec g = card;
-  if (base.constraints.node_power_w > 0) {
-    const auto fed = static_cast<int64_t>(base.constraints.node_power_w /
+  if (base.setup.targets.node_power_w > 0) {
+    const auto fed = static_cast<int64_t>(base.setup.targets.node_power_w /
                                           (g.board_power_w * (1 + kNodeOverheadFraction)));
     g.gpus_per_node = std::max<int64_t>(1, std::min(g.gpus_per_node, fed));
   }
@@ -113,7 +114,7 @@ GpuSpec FedCard(const Request& base, const GpuSpec& card) {
 }
 
 // Pretraining without a deadline shows the fewest-cards setup beside the fastest.
-void AddFewestCards(const Request& base, const GpuSpec& g, const ParamCounts& c,
+void AddFewestCards(const Question& base, const GpuSpec& g, const ParamCounts& c,
                     const PlanOptions& options, CardSearch* cs, PlanResult* out) {
   CardSearch fewest = plan_search::SearchTraining(base, g, c, options, Ranking::kCount, cs);
   out->setups_evaluated += fewest.evaluated;
@@ -166,13 +167,13 @@ std::vector<size_t> MergeOrder(size_t n, const Before& before) {
 
 }  // namespace
 
-Ranking RankingFor(const Request& r) {
+Ranking RankingFor(const Question& r) {
   const std::string& o = r.constraints.objective;
   if (o == "time") return Ranking::kTime;
   if (o == "cost") return Ranking::kCost;
   if (o == "count") return Ranking::kCount;
   if (o == "power") return Ranking::kPower;
-  const Workload& w = r.workload;
+  const Workload& w = r.setup.workload;
   if (!w.IsTraining()) return Ranking::kCheapestPerToken;
   if (w.kind != WorkloadKind::kPretrain) return Ranking::kFewestThenCheapest;
   return r.constraints.deadline_s > 0 ? Ranking::kFewestMeetingDeadline
@@ -199,13 +200,13 @@ std::vector<int64_t> PlanCounts(int64_t max_gpus, int64_t gpus_per_node) {
   return counts;
 }
 
-PlanResult Plan(const Request& base_request, const std::vector<GpuSpec>& cards,
+PlanResult Plan(const Question& base_request, const std::vector<GpuSpec>& cards,
                 const PlanOptions& options) {
   PlanResult out;
-  Request base = base_request;
-  out.global_batch = FixGlobalBatch(&base, &out.global_batch_default);
+  Question base = base_request;
+  out.global_batch = FixGlobalBatch(&base.setup, &out.global_batch_default);
   const Ranking ranking = RankingFor(base);
-  const ParamCounts c = CountParams(base.model);
+  const ParamCounts c = CountParams(base.setup.model);
   // Each card's search is dropped once its row is made: what later steps read of it is kept
   // (the misses an almost-fit is looked among, the lever advice for a rejected card). Kept
   // whole, they were 22 KB a card: a serving plan over 10x the catalog peaked at 21 MB, out of
@@ -213,15 +214,15 @@ PlanResult Plan(const Request& base_request, const std::vector<GpuSpec>& cards,
   std::map<std::string, plan_search::KeptMisses> kept;
   const bool keep_misses = plan_search::AlmostFitApplies(ranking, base);
   std::vector<Note> rejected_levers;
-  // A PlanChoice holds a whole Request: growing the list would move every one made so far.
+  // A PlanChoice holds a whole Setup: growing the list would move every one made so far.
   out.recommendations.reserve(cards.size());
   for (const GpuSpec& card : cards) {
-    if (auto site = SiteProblem(base, card)) {
+    if (auto site = SiteProblem(base.setup, card)) {
       out.rejected.push_back(std::move(*site));
       continue;
     }
     const GpuSpec g = FedCard(base, card);
-    CardSearch cs = base.workload.IsTraining()
+    CardSearch cs = base.setup.workload.IsTraining()
                         ? plan_search::SearchTraining(base, g, c, options, ranking)
                         : plan_search::SearchServing(base, g, c, ranking);
     out.setups_evaluated += cs.evaluated;

@@ -12,7 +12,7 @@
 #include "core/diagnostics.h"
 #include "physics/estimate.h"
 #include "physics/levers.h"
-#include "physics/request.h"
+#include "plan/question.h"
 
 namespace gpuplan {
 
@@ -34,7 +34,7 @@ enum class Ranking {
   kCount,
   kPower,
 };
-Ranking RankingFor(const Request& r);
+Ranking RankingFor(const Question& r);
 
 /// The scaling efficiency (compute / step time) below which adding cards is not worth it:
 /// beyond it more than a fifth of every step is communication, pipeline bubble or optimizer
@@ -44,7 +44,7 @@ constexpr double kScalingKnee = 0.8;
 
 /// A setup that misses by little, and the changes that make it fit.
 struct AlmostFit {
-  Request setup;
+  Setup setup;
   int64_t count = 0;
   double total_bytes = 0;
   double total_with_headroom_bytes = 0;
@@ -63,7 +63,7 @@ struct RankFigures {
 
 /// Pretraining without a deadline: the fewest-cards setup, shown beside the fastest.
 struct FewestCards {
-  Request setup;
+  Setup setup;
   int64_t count = 0;
   double time_s = 0;
   double usd_total = -1;
@@ -71,14 +71,14 @@ struct FewestCards {
 
 /// The best setup found for one card.
 struct PlanChoice {
-  Request request;          ///< the complete setup: gpu, parallel, techniques, batch, precision
+  Setup request;            ///< the complete setup: gpu, parallel, techniques, batch, precision
   int64_t count = 0;        ///< GPUs in all (serving: replicas x GPUs per replica)
   int64_t replicas = 1;     ///< serving
   std::vector<double> key;  ///< the ranking key, compared lexicographically, lower first
   RankFigures figures;
   std::string rank_code;  ///< why it is where it is, a stable id
   std::string rank_reason;
-  // On the heap: each holds a whole Request, and most rows have neither.
+  // On the heap: each holds a whole Setup, and most rows have neither.
   Boxed<AlmostFit> almost_fits;
   Boxed<FewestCards> fewest_cards;
 };
@@ -101,7 +101,7 @@ struct PlanResult {
 };
 
 /// Searches `cards` for `base` (whose gpu and parallel are ignored). Pure.
-PlanResult Plan(const Request& base_request, const std::vector<GpuSpec>& cards,
+PlanResult Plan(const Question& base_request, const std::vector<GpuSpec>& cards,
                 const PlanOptions& options = {});
 
 /// The counts tried for a card, up to max_gpus: powers of two, one to eight whole nodes, then

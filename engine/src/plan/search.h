@@ -26,7 +26,7 @@ inline bool Better(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 /// The card's price per GPU-hour (the request's override first); negative when unpriced.
-double PricePerGpuHour(const Request& q);
+double PricePerGpuHour(const Setup& q);
 
 /// Whether a buyer in the request's market can have the card, as a rank before any other key:
 /// 0 sold there (priced or not), 1 sold there but end of life, 2 not sold there (another
@@ -41,18 +41,18 @@ inline int SupplyTier(const GpuSpec& g) {
 }
 
 /// The count limit: constraints.max_gpus, 64 when none is given.
-inline int64_t MaxGpus(const Request& r) {
+inline int64_t MaxGpus(const Question& r) {
   return r.constraints.max_gpus > 0 ? r.constraints.max_gpus : 64;
 }
 
 /// A run's wall-clock time: its time plus what its expected interruptions cost (rework since
 /// the last checkpoint, restarts, checkpoint writes).
-double WallClockSeconds(const Request& q, const ParamCounts& c, const TrainingPerf& t);
+double WallClockSeconds(const Setup& q, const ParamCounts& c, const TrainingPerf& t);
 
 /// The upper end of the training-time band for the request's stack, as a factor on the
 /// estimate (error_bands.h: the 95th percentile of estimated / measured over the validation
 /// suite; at least 1).
-double TimeBandHigh(const Request& r);
+double TimeBandHigh(const Setup& r);
 
 /// A finish time `central_s` whose run of `run_s` is taken at the upper end of its likely
 /// range, run x band_high: the rule a deadline is judged by. A plan that meets the deadline
@@ -62,7 +62,7 @@ inline double AtRangeTop(double central_s, double run_s, double band_high) {
 }
 
 /// The wall-clock time with interruptions, at the upper end of the run's likely range.
-inline double DeadlineSeconds(const Request& q, const ParamCounts& c, const TrainingPerf& t,
+inline double DeadlineSeconds(const Setup& q, const ParamCounts& c, const TrainingPerf& t,
                               double band_high) {
   return AtRangeTop(WallClockSeconds(q, c, t), t.time_s, band_high);
 }
@@ -71,7 +71,7 @@ inline double DeadlineSeconds(const Request& q, const ParamCounts& c, const Trai
 struct Miss {
   double need = kInf;  ///< per-GPU bytes with headroom
   double total = 0;    ///< without
-  std::optional<Request> setup;
+  std::optional<Setup> setup;
 };
 
 /// What the almost-fit advice reads of a recommended card's search, kept past the card (the
@@ -89,7 +89,7 @@ struct CardSearch {
   double closest_need = kInf;  ///< smallest per-GPU need with headroom among setups tried
   /// The setup with that need, for the lever advice of a card where nothing fits (read only
   /// then; the training search materialises it only then).
-  std::optional<Request> closest;
+  std::optional<Setup> closest;
   KeptMisses kept;              ///< what outlives the search, for the almost-fit advice
   bool fit_any = false;         ///< some setup fits in memory (then a constraint rejected it)
   double fastest_fit_s = kInf;  ///< training: the fastest setup that fits, at its band's upper end
@@ -119,36 +119,36 @@ std::string Duration(double seconds);
 
 /// Records a checked serving setup: the closest miss (serving looks for no almost-fit, so no
 /// misses per count).
-void Track(CardSearch* cs, const Request& q, const FitCheck& f);
+void Track(CardSearch* cs, const Setup& q, const FitCheck& f);
 
 /// `earlier`: a search of the same card and request under another ranking. Its shapes without
 /// a fit are skipped, and no misses are recorded (only the best of a second search is read).
-CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamCounts& c,
+CardSearch SearchTraining(const Question& request, const GpuSpec& g, const ParamCounts& c,
                           const PlanOptions& opt, Ranking ranking,
                           const CardSearch* earlier = nullptr);
-CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCounts& c,
+CardSearch SearchServing(const Question& base, const GpuSpec& g, const ParamCounts& c,
                          Ranking ranking);
 /// One pass of it; `host_layers`: each layout keeps the most layers that fit on its cards and
 /// the rest in host memory (serving.n_gpu_layers).
-CardSearch SearchServingLayouts(const Request& base, const GpuSpec& g, const ParamCounts& c,
+CardSearch SearchServingLayouts(const Question& base, const GpuSpec& g, const ParamCounts& c,
                                 Ranking ranking, bool host_layers);
 
 /// The rejection of a card whose search found nothing.
-PlanRejection RejectionFor(const Request& base, const GpuSpec& g, const CardSearch& cs);
+PlanRejection RejectionFor(const Question& base, const GpuSpec& g, const CardSearch& cs);
 
 /// Why a choice is where it is: rank_code and rank_reason.
-void Label(const Request& base, Ranking ranking, PlanChoice* choice);
+void Label(const Question& base, Ranking ranking, PlanChoice* choice);
 
 /// Whether a choice under this ranking can carry an almost-fit (AlmostFitFor): where the
 /// fastest setup leads, fewer cards would not rank higher, so it is not looked for.
-inline bool AlmostFitApplies(Ranking k, const Request& base) {
-  return k != Ranking::kTime && k != Ranking::kFastestAboveKnee && base.workload.IsTraining();
+inline bool AlmostFitApplies(Ranking k, const Question& base) {
+  return k != Ranking::kTime && k != Ranking::kFastestAboveKnee && base.setup.workload.IsTraining();
 }
 
 /// The almost-fit of a choice: a smaller count that misses by less than the headroom (or
 /// 10%), with the levers that make it fit.
 /// Only where fewer cards would rank higher, and only setups that meet the deadline and budget.
-std::optional<AlmostFit> AlmostFitFor(const Request& base, Ranking ranking, const KeptMisses& cs,
+std::optional<AlmostFit> AlmostFitFor(const Question& base, Ranking ranking, const KeptMisses& cs,
                                       const PlanChoice& choice,
                                       const std::vector<PlanChoice>& others);
 
@@ -158,7 +158,7 @@ std::optional<Note> LeverForRejected(const PlanRejection& rejection, const CardS
 
 /// The card-sizing rules of thumb, each stated only when this plan's numbers show it;
 /// `rejected_levers` (LeverForRejected's, in the order of out->rejected) last.
-void Advise(const Request& base, Ranking ranking, std::vector<Note> rejected_levers,
+void Advise(const Question& base, Ranking ranking, std::vector<Note> rejected_levers,
             PlanResult* out);
 
 }  // namespace gpuplan::plan_search

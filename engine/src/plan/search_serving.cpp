@@ -32,8 +32,8 @@ std::vector<double> Key(Ranking k, const GpuSpec& g, int64_t n, double per_card,
 
 // Weight formats: the request's, and with constraints.quantize the lighter ones a serving
 // engine runs (fp8 where the card has the units, int8, AWQ int4).
-std::vector<WeightFormat> Formats(const Request& base, const GpuSpec& g) {
-  std::vector<WeightFormat> formats = {base.precision.weights};
+std::vector<WeightFormat> Formats(const Question& base, const GpuSpec& g) {
+  std::vector<WeightFormat> formats = {base.setup.precision.weights};
   if (base.constraints.quantize) {
     for (WeightFormat f : {WeightFormat::kFp8, WeightFormat::kInt8, WeightFormat::kAwqInt4}) {
       if (f == WeightFormat::kFp8 && g.fp8_flops <= 0) continue;
@@ -46,10 +46,10 @@ std::vector<WeightFormat> Formats(const Request& base, const GpuSpec& g) {
 // A replica's layouts: tensor parallel within a node (an engine that splits by layers: that
 // many pipeline stages), and for a MoE model on an engine that spreads experts, data-parallel
 // attention with the experts over 2 to 32 cards (DeepSeek-V3's own deployment spans nodes).
-std::vector<Parallel> Layouts(const Request& base, const GpuSpec& g, int64_t max_gpus,
+std::vector<Parallel> Layouts(const Question& base, const GpuSpec& g, int64_t max_gpus,
                               bool host_layers) {
   std::vector<Parallel> out;
-  const ServingPolicy& engine = StackOf(base).engine;
+  const ServingPolicy& engine = base.setup.stack->engine;
   for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(max_gpus, g.gpus_per_node)); tp *= 2) {
     Parallel p;
     p.gpus = tp;
@@ -57,9 +57,9 @@ std::vector<Parallel> Layouts(const Request& base, const GpuSpec& g, int64_t max
     if (engine.layer_split) std::swap(p.tp, p.pp);
     out.push_back(p);
   }
-  if (base.model.IsMoe() && engine.expert_parallel && !host_layers) {
+  if (base.setup.model.IsMoe() && engine.expert_parallel && !host_layers) {
     for (int64_t n = 2; n <= std::min<int64_t>(32, max_gpus); n *= 2) {
-      if (n > 4 * g.gpus_per_node || base.model.moe.experts % n != 0) continue;
+      if (n > 4 * g.gpus_per_node || base.setup.model.moe.experts % n != 0) continue;
       Parallel p;
       p.gpus = n;
       p.ep = n;
@@ -72,12 +72,12 @@ std::vector<Parallel> Layouts(const Request& base, const GpuSpec& g, int64_t max
 // The most repeating layers a layout keeps on its cards when the whole model does not fit
 // (llama.cpp's --n-gpu-layers; the rest run on the CPU from host memory), at one sequence;
 // fit only grows with layers on the cards, so bisection finds it. 0: not even one layer.
-int64_t MostGpuLayers(Request* q, const ParamCounts& c, int64_t* evaluated) {
+int64_t MostGpuLayers(Setup* q, const ParamCounts& c, int64_t* evaluated) {
   int64_t lo = 0;
   int64_t hi = q->model.layers - 1;
   while (lo < hi) {
     const int64_t mid = (lo + hi + 1) / 2;
-    q->serving.n_gpu_layers = mid;
+    q->serving.gpu_layers = mid;
     ++*evaluated;
     if (CheckFit(*q, c).fits) {
       lo = mid;
@@ -85,7 +85,7 @@ int64_t MostGpuLayers(Request* q, const ParamCounts& c, int64_t* evaluated) {
       hi = mid - 1;
     }
   }
-  q->serving.n_gpu_layers = -1;
+  q->serving.gpu_layers = -1;
   return lo;
 }
 
@@ -93,12 +93,12 @@ int64_t MostGpuLayers(Request* q, const ParamCounts& c, int64_t* evaluated) {
 // rest fit on the layout's cards: attention and the shared weights stay on the GPU and the CPU
 // reads only the experts a token routes to, far faster than whole layers there. 0: even every
 // expert on the CPU does not fit.
-int64_t FewestCpuMoeLayers(Request* q, const ParamCounts& c, int64_t* evaluated) {
+int64_t FewestCpuMoeLayers(Setup* q, const ParamCounts& c, int64_t* evaluated) {
   int64_t lo = 1;
   int64_t hi = q->model.layers + 1;  // one past: none fits
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
-    q->serving.n_cpu_moe = mid;
+    q->serving.cpu_moe_layers = mid;
     ++*evaluated;
     if (CheckFit(*q, c).fits) {
       hi = mid;
@@ -106,19 +106,19 @@ int64_t FewestCpuMoeLayers(Request* q, const ParamCounts& c, int64_t* evaluated)
       lo = mid + 1;
     }
   }
-  q->serving.n_cpu_moe = -1;
+  q->serving.cpu_moe_layers = -1;
   return lo > q->model.layers ? 0 : lo;
 }
 
 }  // namespace
 
-CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCounts& c,
+CardSearch SearchServing(const Question& base, const GpuSpec& g, const ParamCounts& c,
                          Ranking ranking) {
   CardSearch cs = SearchServingLayouts(base, g, c, ranking, /*host_layers=*/false);
   // Nothing fits on the card's layouts: an engine that runs layers on the CPU keeps as many on
   // the cards as fit (the answer llama.cpp users expect for a model larger than their card).
-  if (!cs.fit_any && StackOf(base).engine.host_layers && base.serving.n_gpu_layers < 0 &&
-      base.serving.n_cpu_moe < 0 && base.model.layers > 1) {
+  if (!cs.fit_any && base.setup.stack->engine.host_layers && base.setup.serving.gpu_layers < 0 &&
+      base.setup.serving.cpu_moe_layers < 0 && base.setup.model.layers > 1) {
     CardSearch partial = SearchServingLayouts(base, g, c, ranking, /*host_layers=*/true);
     partial.evaluated += cs.evaluated;
     if (partial.fit_any) return partial;
@@ -127,15 +127,15 @@ CardSearch SearchServing(const Request& base, const GpuSpec& g, const ParamCount
   return cs;
 }
 
-CardSearch SearchServingLayouts(const Request& base, const GpuSpec& g, const ParamCounts& c,
+CardSearch SearchServingLayouts(const Question& base, const GpuSpec& g, const ParamCounts& c,
                                 Ranking ranking, bool host_layers) {
   CardSearch cs;
   const int64_t max_gpus = MaxGpus(base);
   cs.largest_count = max_gpus;
-  const bool offline = base.workload.mode == InferenceMode::kOffline;
-  // One request for the card, rewritten for every layout and format (a copy of the request,
-  // strings and all, costs about what a memory check does).
-  Request q = base;
+  const bool offline = base.setup.workload.mode == InferenceMode::kOffline;
+  // One setup for the card, rewritten for every layout and format (a copy, strings and all,
+  // costs about what a memory check does).
+  Setup q = base.setup;
   q.gpu = g;
   for (const Parallel& layout : Layouts(base, g, max_gpus, host_layers)) {
     const int64_t tp = layout.gpus;  // cards in one replica
@@ -143,29 +143,29 @@ CardSearch SearchServingLayouts(const Request& base, const GpuSpec& g, const Par
       q.parallel = layout;
       q.precision.weights = format;
       q.precision.quant =
-          format == WeightFormat::kAwqInt4 ? QuantOptions{128, true} : base.precision.quant;
-      q.workload = base.workload;
-      if (!CheckLayout(base.model, q.parallel).empty()) continue;
+          format == WeightFormat::kAwqInt4 ? QuantOptions{128, true} : base.setup.precision.quant;
+      q.workload = base.setup.workload;
+      if (!CheckLayout(base.setup.model, q.parallel).empty()) continue;
       q.workload.SetConcurrency(1);
-      q.serving.n_gpu_layers = base.serving.n_gpu_layers;
-      q.serving.n_cpu_moe = base.serving.n_cpu_moe;
+      q.serving.gpu_layers = base.setup.serving.gpu_layers;
+      q.serving.cpu_moe_layers = base.setup.serving.cpu_moe_layers;
       if (host_layers) {
         // A MoE model keeps its experts on the CPU first, whole layers only if that fails.
-        const int64_t experts = q.model.IsMoe() && base.serving.n_cpu_moe < 0
+        const int64_t experts = q.model.IsMoe() && base.setup.serving.cpu_moe_layers < 0
                                     ? FewestCpuMoeLayers(&q, c, &cs.evaluated)
                                     : 0;
         if (experts > 0) {
-          q.serving.n_cpu_moe = experts;
+          q.serving.cpu_moe_layers = experts;
         } else {
           const int64_t most = MostGpuLayers(&q, c, &cs.evaluated);
           if (most == 0) continue;
-          q.serving.n_gpu_layers = most;
+          q.serving.gpu_layers = most;
         }
       }
       const FitCheck f = CheckFit(q, c);
       ++cs.evaluated;
       Track(&cs, q, f);
-      q.workload = base.workload;
+      q.workload = base.setup.workload;
       if (!f.fits) continue;
       cs.fit_any = true;
       const Estimate e = EstimateSetup(q, /*with_levers=*/false, Description::kFigures);
@@ -177,7 +177,7 @@ CardSearch SearchServingLayouts(const Request& base, const GpuSpec& g, const Par
         // against the target), so one sequence is estimated on its own.
         q.workload.SetConcurrency(1);
         const Estimate one = EstimateSetup(q, /*with_levers=*/false, Description::kFigures);
-        q.workload = base.workload;
+        q.workload = base.setup.workload;
         if (!one.infeasible.empty()) {
           // The engine as set cannot run it at all (llama.cpp's context, a pool, the longest
           // request it takes): that is the reason, not the latency.
@@ -200,7 +200,7 @@ CardSearch SearchServingLayouts(const Request& base, const GpuSpec& g, const Par
       }
       // Online: enough replicas for the requested concurrency. Offline: one replica at the
       // largest batch that fits (no latency target), which maximises throughput.
-      const int64_t wanted = offline ? per_replica : base.workload.concurrency;
+      const int64_t wanted = offline ? per_replica : base.setup.workload.concurrency;
       const int64_t replicas = (wanted + per_replica - 1) / per_replica;
       const int64_t n = replicas * tp;
       if (n > max_gpus) {
@@ -218,7 +218,7 @@ CardSearch SearchServingLayouts(const Request& base, const GpuSpec& g, const Par
       // than the TPOT target asks for: a card that decodes faster than that serves the same
       // demand, so what a deployment costs per token it delivers is its price per hour.
       const double tpot = at.serving.at_request.tpot_s;
-      const double paced = std::max(tpot, base.constraints.tpot_ms / 1e3);
+      const double paced = std::max(tpot, base.setup.targets.tpot_ms / 1e3);
       const double rate =
           offline ? at.serving.max_throughput_tokens_per_s : (paced > 0 ? D(wanted) / paced : 0);
       const double per_card = rate / D(n);

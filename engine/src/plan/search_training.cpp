@@ -22,8 +22,8 @@ struct TrainingSetup {
 
 // Sets a candidate's layout on a request that already holds the card: candidates are tried by
 // the thousand, so the request (strings and all) is reused rather than copied.
-void ApplySetup(Request* r, int64_t n, const TrainingSetup& s) {
-  Request& q = *r;
+void ApplySetup(Setup* r, int64_t n, const TrainingSetup& s) {
+  Setup& q = *r;
   q.parallel = Parallel{};
   q.parallel.gpus = n;
   q.parallel.tp = s.tp;
@@ -102,7 +102,7 @@ size_t Unaccumulated(const Batches& batches) {
   return !batches.empty() && batches.back().second == 1 ? batches.size() - 1 : batches.size();
 }
 
-double CostOf(const Request& q, const TrainingPerf& t) {
+double CostOf(const Setup& q, const TrainingPerf& t) {
   const double price = PricePerGpuHour(q);
   return price < 0 ? kInf : price * D(q.parallel.gpus) * t.time_s / 3600;
 }
@@ -120,7 +120,7 @@ struct Key {
   std::vector<double> Vector() const { return {v.begin(), v.begin() + size}; }
 };
 
-Key KeyOf(Ranking k, const Request& q, int64_t n, const TrainingPerf& t, double cost) {
+Key KeyOf(Ranking k, const Setup& q, int64_t n, const TrainingPerf& t, double cost) {
   switch (k) {
     case Ranking::kFewestMeetingDeadline:
       return {D(n), cost, t.time_s};
@@ -169,7 +169,7 @@ struct MissAt {
 };
 
 struct Search {
-  Search(const Request& request, const ParamCounts& counts, const PlanOptions& options,
+  Search(const Question& request, const ParamCounts& counts, const PlanOptions& options,
          Ranking rank, CardSearch* out, const CardSearch* before)
       : base(request),
         c(counts),
@@ -177,15 +177,15 @@ struct Search {
         ranking(rank),
         cs(out),
         earlier(before),
-        q(request) {}
+        q(request.setup) {}
 
-  const Request& base;
+  const Question& base;
   const ParamCounts& c;
   const PlanOptions& opt;
   Ranking ranking;
   CardSearch* cs;
   const CardSearch* earlier;
-  Request q;  // the candidate, rewritten in place for every setup
+  Setup q;  // the candidate, rewritten in place for every setup
   double peak_eff = 0;
   /// The run's FLOPs as computed, tokens x hardware FLOPs per token, for each recomputation
   /// tried: they depend on neither the layout nor the batch split.
@@ -285,7 +285,8 @@ double Search::ExposedTensorParallel(int64_t n, const TrainingSetup& largest) {
   if (!opt.prune || !cs->best || largest.tp <= 1) return 0;
   ApplySetup(&q, n, largest);
   const TrainingPerf t = EstimateTraining(q, c);
-  return t.tokens_per_step > 0 ? base.workload.tokens * t.tp_exposed_s / t.tokens_per_step : 0;
+  return t.tokens_per_step > 0 ? base.setup.workload.tokens * t.tp_exposed_s / t.tokens_per_step
+                               : 0;
 }
 
 void Search::Materialise() {
@@ -353,12 +354,12 @@ void Search::Consider(int64_t n, const TrainingSetup& s, bool* stop_micro_batche
 }
 
 void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>& recomputes) {
-  const StackLayouts& layouts = StackOf(base).layouts;
+  const StackLayouts& layouts = base.setup.stack->layouts;
   const int64_t dp = n / (tp * pp);
-  const auto batches = BatchOptions(base.workload, dp);
+  const auto batches = BatchOptions(base.setup.workload, dp);
   if (batches.empty()) {
     // Only a batch smaller than the ranks limits the count; one it does not divide does not.
-    const Workload& w = base.workload;
+    const Workload& w = base.setup.workload;
     if (Flexible(w) ? 2 * w.global_batch < dp : w.global_batch < dp) {
       cs->batch_blocked_count = std::max(cs->batch_blocked_count, n);
     }
@@ -385,7 +386,8 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
   const auto below_floor = [&](int64_t z) {
     signed char& b = below[static_cast<size_t>(z)];
     if (b < 0) {
-      b = BelowFloor(n, {tp, pp, z, batches[0].first, batches[0].second, base.techniques.recompute})
+      b = BelowFloor(
+              n, {tp, pp, z, batches[0].first, batches[0].second, base.setup.techniques.recompute})
               ? 1
               : 0;
     }
@@ -397,7 +399,7 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
     // checks would record (the closest miss, for a rejection) is not read.
     if (CannotWin(least_work, fill, n)) return;
     // The request's recomputation makes the fewest all-reduces of the two.
-    if (CannotWin(least_work, fill, n, exposed_for(base.techniques.recompute))) return;
+    if (CannotWin(least_work, fill, n, exposed_for(base.setup.techniques.recompute))) return;
     // If no ZeRO stage and recomputation fits the smallest micro-batch, nor the unaccumulated
     // one (Unaccumulated), nothing of this shape does. The most sharded stage with full
     // recomputation is tried first, and the first fit ends the check; a shape where none fits
@@ -455,24 +457,24 @@ void Search::Shape(int64_t n, int64_t tp, int64_t pp, const std::set<Recompute>&
 
 }  // namespace
 
-CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamCounts& c,
+CardSearch SearchTraining(const Question& request, const GpuSpec& g, const ParamCounts& c,
                           const PlanOptions& opt, Ranking ranking, const CardSearch* earlier) {
   CardSearch cs;
   Search s(request, c, opt, ranking, &cs, earlier);
   s.q.gpu = g;
   s.price = PricePerGpuHour(s.q);
-  s.band_high = TimeBandHigh(request);
-  s.pipeline = TrainingPolicyOf(request).pipeline;
+  s.band_high = TimeBandHigh(request.setup);
+  s.pipeline = request.setup.training.pipeline;
   s.q.parallel = Parallel{};
   {
     const TrainingPerf one = EstimateTraining(s.q, c);
     s.peak_eff = one.peak_flops * one.efficiency;
-    const double tokens = request.workload.tokens;
+    const double tokens = request.setup.workload.tokens;
     const TrainingFlops asked = TrainingFlopsPerToken(s.q, c);
     s.q.techniques.recompute = Recompute::kFull;
-    s.work = {{{request.techniques.recompute, tokens * asked.hardware_per_token},
+    s.work = {{{request.setup.techniques.recompute, tokens * asked.hardware_per_token},
                {Recompute::kFull, tokens * TrainingFlopsPerToken(s.q, c).hardware_per_token}}};
-    s.q.techniques.recompute = request.techniques.recompute;
+    s.q.techniques.recompute = request.setup.techniques.recompute;
     s.least_work = std::min(s.work[0].second, s.work[1].second);
     cs.one_gpu_bound_s = s.peak_eff > 0 ? tokens * asked.model_per_token / s.peak_eff : 0;
   }
@@ -483,19 +485,19 @@ CardSearch SearchTraining(const Request& request, const GpuSpec& g, const ParamC
   if (ranking == Ranking::kTime || ranking == Ranking::kFastestAboveKnee) {
     std::reverse(counts.begin(), counts.end());
   }
-  const std::set<Recompute> recomputes = {request.techniques.recompute, Recompute::kFull};
-  const StackLayouts& layouts = StackOf(request).layouts;
+  const std::set<Recompute> recomputes = {request.setup.techniques.recompute, Recompute::kFull};
+  const StackLayouts& layouts = request.setup.stack->layouts;
   for (int64_t n : counts) {
     if (count_first && cs.best) break;
     for (int64_t tp = 1; tp <= std::min<int64_t>(8, std::min(n, g.gpus_per_node)); tp *= 2) {
-      for (int64_t pp = 1; tp * pp <= n && pp <= request.model.layers; pp *= 2) {
+      for (int64_t pp = 1; tp * pp <= n && pp <= request.setup.model.layers; pp *= 2) {
         if (n % (tp * pp) != 0) continue;
         if (!layouts.model_parallel && tp * pp > 1) continue;  // data parallel only
         Parallel shape;
         shape.gpus = n;
         shape.tp = tp;
         shape.pp = pp;
-        if (!CheckLayout(request.model, shape).empty()) continue;
+        if (!CheckLayout(request.setup.model, shape).empty()) continue;
         s.Shape(n, tp, pp, recomputes);
       }
     }

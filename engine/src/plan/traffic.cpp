@@ -31,9 +31,9 @@ struct Load {
 
 // The replica's steady state at concurrency c, where each request spends ttft_mean of the
 // replica's time prefilling.
-Load LoadAt(const Request& replica, int64_t c, double ttft_mean, double output_mean,
+Load LoadAt(const Setup& replica, int64_t c, double ttft_mean, double output_mean,
             double tpot_target) {
-  Request q = replica;
+  Setup q = replica;
   q.workload.SetConcurrency(c);
   const Estimate e = EstimateSetup(q, /*with_levers=*/false);
   Load l;
@@ -67,8 +67,8 @@ Load LoadAt(const Request& replica, int64_t c, double ttft_mean, double output_m
 
 // Replicas, concurrency and cost on one card type at the plan's replica; `why` says why the
 // card cannot carry the traffic when it returns nothing.
-std::optional<TrafficOption> SizeCard(const Request& base, const Traffic& t, const GpuSpec& g,
-                                      const Request& mean, std::string* why) {
+std::optional<TrafficOption> SizeCard(const Question& base, const Traffic& t, const GpuSpec& g,
+                                      const Question& mean, std::string* why) {
   const double uncached = 1 - t.prefix_cache_hit;
   const PlanResult plan = Plan(mean, {g});
   if (plan.recommendations.empty()) {
@@ -76,10 +76,9 @@ std::optional<TrafficOption> SizeCard(const Request& base, const Traffic& t, con
         plan.rejected.empty() ? "no setup serves the mean request" : plan.rejected.front().reason;
     return std::nullopt;
   }
-  Request replica = plan.recommendations.front().request;
-  replica.constraints = base.constraints;
+  Setup replica = plan.recommendations.front().request;
   // The tail sequence must fit alone.
-  Request tail = replica;
+  Setup tail = replica;
   tail.workload.prompt_tokens = Tokens(t.prompt.p95);
   tail.workload.output_tokens = Tokens(t.output.p95);
   tail.workload.SetConcurrency(1);
@@ -89,15 +88,15 @@ std::optional<TrafficOption> SizeCard(const Request& base, const Traffic& t, con
   }
   // TTFT of the uncached part of a mean and of a p95 prompt.
   const auto ttft = [&](double prompt) {
-    Request q = replica;
+    Setup q = replica;
     q.workload.prompt_tokens = Tokens(prompt * uncached);
     q.workload.SetConcurrency(1);
     return EstimateSetup(q, /*with_levers=*/false).serving.at_request.ttft_s;
   };
   const double ttft_mean = ttft(t.prompt.mean);
   const double ttft_p95 = ttft(t.prompt.p95);
-  const double tpot_target = base.constraints.tpot_ms / 1e3;
-  const double ttft_target = base.constraints.ttft_ms / 1e3;
+  const double tpot_target = base.setup.targets.tpot_ms / 1e3;
+  const double ttft_target = base.setup.targets.ttft_ms / 1e3;
   if (ttft_target > 0 && ttft_p95 > ttft_target) {
     *why = "a p95 prompt's prefill alone misses the TTFT target";
     return std::nullopt;
@@ -130,8 +129,9 @@ std::optional<TrafficOption> SizeCard(const Request& base, const Traffic& t, con
   o.cards = o.replicas * o.gpus_per_replica;
   replica.workload.SetConcurrency(o.concurrency_per_replica);
   o.replica = replica;
-  const double price =
-      base.usd_per_gpu_hour >= 0 ? base.usd_per_gpu_hour : g.usd_per_hour.value_or(-1);
+  const double price = base.setup.pricing.usd_per_gpu_hour >= 0
+                           ? base.setup.pricing.usd_per_gpu_hour
+                           : g.usd_per_hour.value_or(-1);
   if (price > 0) {
     o.usd_per_hour = price * static_cast<double>(o.cards);
     const double per_hour = t.requests_per_s * 3600;
@@ -143,14 +143,14 @@ std::optional<TrafficOption> SizeCard(const Request& base, const Traffic& t, con
 
 }  // namespace
 
-TrafficResult SizeTraffic(const Request& base, const Traffic& t,
+TrafficResult SizeTraffic(const Question& base, const Traffic& t,
                           const std::vector<GpuSpec>& cards) {
   TrafficResult out;
-  Request mean = base;
-  mean.workload.prompt_tokens = Tokens(t.prompt.mean);
-  mean.workload.output_tokens = Tokens(t.output.mean);
-  mean.workload.concurrency = 1;
-  mean.workload.SetConcurrency(1);
+  Question mean = base;
+  mean.setup.workload.prompt_tokens = Tokens(t.prompt.mean);
+  mean.setup.workload.output_tokens = Tokens(t.output.mean);
+  mean.setup.workload.concurrency = 1;
+  mean.setup.workload.SetConcurrency(1);
   for (const GpuSpec& g : cards) {
     std::string why;
     if (std::optional<TrafficOption> o = SizeCard(base, t, g, mean, &why)) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/hardware.h"
-#include "physics/request.h"
+#include "plan/question.h"
 
 namespace gpuplan {
 
@@ -29,7 +29,7 @@ struct Traffic {
 struct TrafficOption {
   std::string gpu_id;
   std::string gpu_name;
-  Request replica;  ///< the replica's setup (the plan's for mean lengths)
+  Setup replica;  ///< the replica's setup (the plan's for mean lengths)
   int64_t gpus_per_replica = 0;
   int64_t concurrency_per_replica = 0;  ///< sequences in flight per replica at the load
   double requests_per_s_per_replica = 0;
@@ -55,7 +55,7 @@ struct TrafficResult {
 };
 
 /// Pure. `base` is a validated inference plan request (its targets bound the replicas).
-TrafficResult SizeTraffic(const Request& base, const Traffic& traffic,
+TrafficResult SizeTraffic(const Question& base, const Traffic& traffic,
                           const std::vector<GpuSpec>& cards);
 
 }  // namespace gpuplan

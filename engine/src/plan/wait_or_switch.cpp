@@ -23,10 +23,10 @@ std::string Days(double s) {
 
 }  // namespace
 
-WaitOrSwitch DecideWaitOrSwitch(const Request& base, const PlanResult& plan) {
+WaitOrSwitch DecideWaitOrSwitch(const Question& base, const PlanResult& plan) {
   WaitOrSwitch out;
-  if (!base.workload.IsTraining() || plan.recommendations.empty()) return out;
-  const double band_high = plan_search::TimeBandHigh(base);
+  if (!base.setup.workload.IsTraining() || plan.recommendations.empty()) return out;
+  const double band_high = plan_search::TimeBandHigh(base.setup);
   for (const PlanChoice& c : plan.recommendations) {
     const Estimate e = EstimateSetup(c.request, /*with_levers=*/false);
     WaitOption o;
@@ -46,7 +46,7 @@ WaitOrSwitch DecideWaitOrSwitch(const Request& base, const PlanResult& plan) {
   const WaitOption& best = out.options.front();
   // Finish = wait + tokens / rate for each card; with both rates known, the two lines cross at
   // tokens = (wait_best - wait_alt) / (1/rate_alt - 1/rate_best), when that is positive.
-  const double tokens = base.workload.tokens;
+  const double tokens = base.setup.workload.tokens;
   for (size_t i = 0; i < out.options.size(); ++i) {
     WaitOption& o = out.options[i];
     if (o.finish_s < out.options[out.first_finisher].finish_s) out.first_finisher = i;

@@ -36,6 +36,6 @@ struct WaitOrSwitch {
 };
 
 /// Training plans only (a serving pool waits by not serving); empty options otherwise.
-WaitOrSwitch DecideWaitOrSwitch(const Request& base, const PlanResult& plan);
+WaitOrSwitch DecideWaitOrSwitch(const Question& base, const PlanResult& plan);
 
 }  // namespace gpuplan

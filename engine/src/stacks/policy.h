@@ -250,8 +250,10 @@ struct ServingPolicy {
   bool host_layers = false;
   /// llama.cpp's --n-cpu-moe N: the routed experts of the first N layers stay in host memory
   /// and run on the CPU, which reads only the experts a token routes to; attention, shared
-  /// experts and the rest stay on the GPUs. 0 = none.
-  int64_t cpu_moe_layers = 0;
+  /// experts and the rest stay on the GPUs. 0 or -1 (not set) = none.
+  int64_t cpu_moe_layers = -1;
+  /// The longest sequence the engine accepts (vLLM's --max-model-len); 0 = the model's context.
+  int64_t max_model_len = 0;
   /// Bytes a vocabulary entry per sampled row in the profile's sampler warm-up.
   double sampler_bytes_per_logit = 0;
   /// Without chunked prefill each batch holds whole prompts: the batched-token limit is

@@ -35,7 +35,7 @@ bool HasPath(const Json& env, const std::string& path) {
   return false;
 }
 
-TEST(Request, ContractExampleMessage) {
+TEST(Setup, ContractExampleMessage) {
   Json req = Minimal();
   req["workload"] = {{"kind", "lora"}, {"seq_len", -4}};
   const Json env = Envelope(req);
@@ -46,7 +46,7 @@ TEST(Request, ContractExampleMessage) {
   EXPECT_EQ(env["errors"][0]["message"], "must be a positive integer, got -4");
 }
 
-TEST(Request, EveryProblemIsCollected) {
+TEST(Setup, EveryProblemIsCollected) {
   Json req = Minimal();
   req["workload"] = {{"kind", "pretrain"}, {"micro_batch", "4"}, {"seq_len", 0}, {"grad_acum", 2}};
   req["parallel"] = {{"tp", 0}, {"zero", 4}};
@@ -67,7 +67,7 @@ TEST(Request, EveryProblemIsCollected) {
   }
 }
 
-TEST(Request, DefaultsAreListed) {
+TEST(Setup, DefaultsAreListed) {
   const Json r = Result(Minimal());
   const auto& d = r["defaults_applied"];
   const auto has = [&d](const char* p) {
@@ -86,7 +86,7 @@ TEST(Request, DefaultsAreListed) {
   EXPECT_EQ(r["request_normalized"]["precision"]["weights"], "bf16");
 }
 
-TEST(Request, NormalizedRequestReproducesTheResult) {
+TEST(Setup, NormalizedRequestReproducesTheResult) {
   const Json first = Result({{"model", {{"preset", "qwen2.5-32b"}}},
                              {"workload", {{"kind", "qlora"}, {"seq_len", 8192}}},
                              {"gpu", "a100-sxm-80gb"}});
@@ -95,7 +95,7 @@ TEST(Request, NormalizedRequestReproducesTheResult) {
   EXPECT_TRUE(second["defaults_applied"].empty());
 }
 
-TEST(Request, PastedConfigMatchesThePreset) {
+TEST(Setup, PastedConfigMatchesThePreset) {
   Json req = Minimal();
   req["model"] = {{"hf_config", Json::parse(R"({"model_type": "llama", "hidden_size": 4096,
       "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
@@ -104,7 +104,7 @@ TEST(Request, PastedConfigMatchesThePreset) {
   EXPECT_EQ(Result(req)["memory"], Result(Minimal())["memory"]);
 }
 
-TEST(Request, AHubIdLabelsThePastedConfig) {
+TEST(Setup, AHubIdLabelsThePastedConfig) {
   // model.hf_id names the model and is kept in request_normalized; the figures are the config's.
   const Json config = Json::parse(R"({"model_type": "llama", "hidden_size": 4096,
       "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
@@ -124,7 +124,7 @@ TEST(Request, AHubIdLabelsThePastedConfig) {
   EXPECT_TRUE(HasPath(Envelope(req), "/model/hf_id"));
 }
 
-TEST(Request, AQuantisedCheckpointDeclaresItsKvCacheType) {
+TEST(Setup, AQuantisedCheckpointDeclaresItsKvCacheType) {
   // compressed-tensors' kv_cache_scheme of 8-bit floats and ModelOpt's kv_cache_quant_algo
   // FP8 make the KV cache fp8 by default: Llama 3.1 8B's 131,072 B a token halve to 65,536 B.
   // A request that names precision.kv_cache keeps its own.
@@ -151,7 +151,7 @@ TEST(Request, AQuantisedCheckpointDeclaresItsKvCacheType) {
   EXPECT_EQ(per_token(Result(req)), 131072);
 }
 
-TEST(Request, HfConfigMissingFieldsNameTheirPath) {
+TEST(Setup, HfConfigMissingFieldsNameTheirPath) {
   Json req = Minimal();
   req["model"] = {{"hf_config", {{"model_type", "llama"}, {"hidden_size", 4096}}}};
   const Json env = Envelope(req);
@@ -160,7 +160,7 @@ TEST(Request, HfConfigMissingFieldsNameTheirPath) {
   EXPECT_TRUE(HasPath(env, "/model/hf_config/vocab_size"));
 }
 
-TEST(Request, HfConfigLayersAreBoundedLikeAnExplicitModel) {
+TEST(Setup, HfConfigLayersAreBoundedLikeAnExplicitModel) {
   // A fuzzed config.json with 2^24 layers made a plan take 11 s (tests/fuzz/plan/): the count
   // is bounded at 100,000 like an explicit model's `layers`, with an error naming the field.
   Json req = Minimal();
@@ -178,7 +178,7 @@ TEST(Request, HfConfigLayersAreBoundedLikeAnExplicitModel) {
   EXPECT_TRUE(Envelope(req)["ok"].get<bool>());
 }
 
-TEST(Request, AStatedParamCountSelectsTheOnlyArchitectureThatExplainsIt) {
+TEST(Setup, AStatedParamCountSelectsTheOnlyArchitectureThatExplainsIt) {
   // 2 layers, hidden 64, 4 heads, MLP 256, vocab 1,000. Worked by hand: attention 4 x 64 x 64
   // = 16,384 per layer; a plain MLP 2 x 64 x 256 = 32,768 with two layer norms (2 x 2 x 64 =
   // 256): 49,408 per layer, 98,816 for two; embedding and untied head 2 x 64,000; final norm
@@ -203,7 +203,7 @@ TEST(Request, AStatedParamCountSelectsTheOnlyArchitectureThatExplainsIt) {
   EXPECT_TRUE(mismatch);
 }
 
-TEST(Request, ExplicitParamsAreChecked) {
+TEST(Setup, ExplicitParamsAreChecked) {
   Json req = Minimal();
   req["model"] = {{"layers", 32},        {"hidden", 4096},        {"heads", 32},
                   {"kv_heads", 8},       {"intermediate", 14336}, {"vocab", 128256},
@@ -215,7 +215,7 @@ TEST(Request, ExplicitParamsAreChecked) {
   EXPECT_TRUE(warned);
 }
 
-TEST(Request, InlineCard) {
+TEST(Setup, InlineCard) {
   Json req = Minimal();
   req["gpu"] = {
       {"id", "lab-card-96gb"}, {"name", "Lab card 96GB"},        {"vendor", "other"},
@@ -227,7 +227,7 @@ TEST(Request, InlineCard) {
   EXPECT_TRUE(HasPath(Envelope(req), "/gpu/memory_gib"));
 }
 
-TEST(Request, QloraNeedsFourBitsAndFullTrainingNeedsFloats) {
+TEST(Setup, QloraNeedsFourBitsAndFullTrainingNeedsFloats) {
   Json req = Minimal();
   req["workload"] = {{"kind", "qlora"}};
   req["precision"] = {{"weights", "int8"}};
@@ -237,7 +237,7 @@ TEST(Request, QloraNeedsFourBitsAndFullTrainingNeedsFloats) {
   EXPECT_TRUE(HasPath(Envelope(req), "/precision/weights"));
 }
 
-TEST(Request, HostileInputGetsErrorsNotCrashes) {
+TEST(Setup, HostileInputGetsErrorsNotCrashes) {
   const Engine& e = ShippedEngine();
   const std::string deep(100000, '[');
   for (const std::string& text :
@@ -252,7 +252,7 @@ TEST(Request, HostileInputGetsErrorsNotCrashes) {
   }
 }
 
-TEST(Request, HugeButValidNumbersStayFinite) {
+TEST(Setup, HugeButValidNumbersStayFinite) {
   // 2^24 + 2^24 tokens x 2^20 sequences x 131,072 bytes is 4.6e18 bytes of KV cache: beyond
   // the 2^53 bytes a JSON number holds exactly, so the answer is a clear error, never NaN or a
   // wrapped-around integer.
@@ -279,7 +279,7 @@ TEST(Request, HugeButValidNumbersStayFinite) {
   EXPECT_FALSE(big["result"]["memory"]["fits"].get<bool>());
 }
 
-TEST(Request, ModelsBeyondAQuadrillionParametersAreRefused) {
+TEST(Setup, ModelsBeyondAQuadrillionParametersAreRefused) {
   // Each dimension is in range; together they are 2^24 x 2^24 x 10^5 layers: far beyond any
   // model, and beyond 64-bit integer arithmetic.
   Json req = Minimal();
@@ -296,7 +296,7 @@ TEST(Request, ModelsBeyondAQuadrillionParametersAreRefused) {
   EXPECT_TRUE(HasPath(Envelope(req), "/model/head_dim"));
 }
 
-TEST(Request, ErrorsAreCappedAtAHundred) {
+TEST(Setup, ErrorsAreCappedAtAHundred) {
   Json req = Minimal();
   Json targets = Json::array();
   for (int i = 0; i < 60; ++i) targets.push_back("not_a_module");
@@ -308,7 +308,7 @@ TEST(Request, ErrorsAreCappedAtAHundred) {
   EXPECT_EQ(env["errors"][100]["code"], "too_many_errors");
 }
 
-TEST(Request, CatalogErrorsCarryTheirPath) {
+TEST(Setup, CatalogErrorsCarryTheirPath) {
   const Engine bad(R"({"schema_version": 1, "catalog_version": "t", "gpus": [
       {"id": "a", "name": "A", "vendor": "nvidia", "memory_gib": 80,
        "mem_bandwidth_gb_per_s": 2000, "bf16_dense_tflops": 10, "fp32_tflops": 20,
@@ -345,7 +345,7 @@ using testing::Envelope;
 using testing::Json;
 using testing::Result;
 
-TEST(Request, GlobalBatchSetsGradientAccumulation) {
+TEST(Setup, GlobalBatchSetsGradientAccumulation) {
   // global_batch = micro_batch x grad_accum x dp: 256 = 4 x 8 x 8 data-parallel ranks.
   Json req = {{"model", {{"preset", "llama-3.1-8b"}}},
               {"workload", {{"kind", "lora"}, {"micro_batch", 4}, {"global_batch", 256}}},

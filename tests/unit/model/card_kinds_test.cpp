@@ -101,11 +101,11 @@ TEST(InferenceOnlyCard, CudaAndRocmEnginesAreInfeasible) {
 }
 
 TEST(InferenceOnlyCard, PlanRejectsItWithTheEstimatesCode) {
-  const Request base = Parse(Training(AppleCard()));
+  const gpuplan::Setup base = Parse(Training(AppleCard()));
   const std::vector<GpuSpec> cards = {base.gpu, *ShippedCatalog().FindGpu("h100-sxm-80gb")};
   Json training = Training(AppleCard());
   training.erase("gpu");
-  const PlanResult t = Plan(Parse(training), cards);
+  const PlanResult t = Plan(ParseQuestion(training), cards);
   ASSERT_EQ(t.rejected.size(), 1u);
   EXPECT_EQ(t.rejected[0].gpu_id, "test-m3-max-128gb");
   EXPECT_EQ(t.rejected[0].code, "inference_only_card");
@@ -115,14 +115,14 @@ TEST(InferenceOnlyCard, PlanRejectsItWithTheEstimatesCode) {
 
   Json vllm = Serving(AppleCard(), "vllm");
   vllm.erase("gpu");
-  const PlanResult v = Plan(Parse(vllm), cards);
+  const PlanResult v = Plan(ParseQuestion(vllm), cards);
   ASSERT_EQ(v.rejected.size(), 1u);
   EXPECT_EQ(v.rejected[0].code, "engine_unsupported_on_card");
   EXPECT_EQ(v.rejected[0].path, "/framework");
 
   Json llama = Serving(AppleCard(), "llama_cpp");
   llama.erase("gpu");
-  const PlanResult l = Plan(Parse(llama), cards);
+  const PlanResult l = Plan(ParseQuestion(llama), cards);
   for (const PlanRejection& rej : l.rejected) {
     EXPECT_NE(rej.code, "engine_unsupported_on_card") << rej.gpu_id;
   }
@@ -174,7 +174,7 @@ TEST(CatalogCard, NewFieldsAreReadAndChecked) {
   card["fp6_dense_tflops"] = 100;
   card["fp4_dense_tflops"] = 200;
   card["block_scaled"] = {"mxfp8", "nvfp4"};
-  const Request r = Parse(Serving(card, nullptr));
+  const gpuplan::Setup r = Parse(Serving(card, nullptr));
   EXPECT_DOUBLE_EQ(r.gpu.fp6_flops, 100e12);
   EXPECT_EQ(r.gpu.block_scaled, (std::vector<std::string>{"mxfp8", "nvfp4"}));
   EXPECT_TRUE(r.gpu.unified_memory);

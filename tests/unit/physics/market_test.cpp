@@ -263,7 +263,7 @@ size_t RankOf(const PlanResult& p, const std::string& id) {
 PlanResult PlanOver(Json q, const std::vector<std::string>& ids) {
   q.erase("gpu");
   q["constraints"]["gpus"] = ids;
-  const Request base = Parse(q);
+  const Question base = ParseQuestion(q);
   return Plan(base, json_io::CardsToSearch(base, ShippedCatalog()));
 }
 

@@ -134,7 +134,7 @@ TEST(KvCache, GroupedQueryAttentionCountsKvHeadsOnly) {
   const Json r = Result(Serve("llama-3.1-8b", 1, "bf16"));
   EXPECT_EQ(Detail(r, "kv_cache.bytes_per_token"), 131072);
   // The same figure without the detail, as the serving search's decode reads take it.
-  const Request q = testing::Parse(Serve("llama-3.1-8b", 1, "bf16"));
+  const gpuplan::Setup q = testing::Parse(Serve("llama-3.1-8b", 1, "bf16"));
   EXPECT_EQ(MemoryOf(q, CountParams(q.model), /*with_detail=*/false).kv_bytes_per_token, 131072);
   EXPECT_EQ(PerGpu(r, "kv_cache"), 2 * kGiB);
   EXPECT_EQ(PerGpu(Result(Serve("llama-3.1-8b", 1, "fp8")), "kv_cache"), 1 * kGiB);

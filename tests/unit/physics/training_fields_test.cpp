@@ -81,7 +81,7 @@ TEST(PipelineSchedule, InterleavingDividesTheFillByTheVirtualStages) {
   const auto bubble = [&](const Json& extra) {
     Json q = req;
     for (const auto& [k, v] : extra.items()) q["parallel"][k] = v;
-    const Request r = Parse(q);
+    const gpuplan::Setup r = Parse(q);
     return EstimateTraining(r, CountParams(r.model)).bubble_s;
   };
   const double one_f_one_b = bubble(Json::object());
@@ -103,7 +103,7 @@ TEST(Overlap, TheRequestSetsWhatRunsBehindCompute) {
   const auto perf = [&](const Json& overlap) {
     Json q = req;
     q["parallel"]["overlap"] = overlap;
-    const Request r = Parse(q);
+    const gpuplan::Setup r = Parse(q);
     return EstimateTraining(r, CountParams(r.model));
   };
   const TrainingPerf off = perf({{"tp_comm", false}});
@@ -138,15 +138,14 @@ TEST(TrainingFields, CompileDropsTheEagerExtrasAStackDeclares) {
   eager.training.overlap.tp_comm = true;
   Json req = Pretrain8B();
   req["memory_techniques"] = {{"compile", true}};
-  Request r = Parse(req);
-  r.framework = &eager;
-  const TrainingPolicy compiled = TrainingPolicyOf(r);
+  Question r = ParseQuestion(req);
+  const TrainingPolicy compiled = WithSettings(eager.training, r.training);
   EXPECT_FALSE(compiled.saved.norm_fp32_copy);
   EXPECT_FALSE(compiled.saved.rope_fp32_copy);
   EXPECT_FALSE(compiled.saved.kv_expanded);
   EXPECT_TRUE(compiled.overlap.tp_comm);
   r.training.compile = false;
-  EXPECT_TRUE(TrainingPolicyOf(r).saved.norm_fp32_copy);
+  EXPECT_TRUE(WithSettings(eager.training, r.training).saved.norm_fp32_copy);
   EXPECT_EQ(Result(req)["request_normalized"]["memory_techniques"]["compile"], true);
 }
 

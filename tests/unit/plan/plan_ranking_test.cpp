@@ -16,6 +16,7 @@ namespace {
 
 using testing::Json;
 using testing::Parse;
+using testing::ParseQuestion;
 
 const json_io::LoadedCatalog& Catalog() { return testing::ShippedCatalog(); }
 
@@ -51,19 +52,19 @@ TEST(PlanDefaults, TheRequestsBatchIsKept) {
   const Json base = {{"model", {{"preset", "llama-3.1-8b"}}},
                      {"workload", {{"kind", "pretrain"}, {"seq_len", 4096}, {"tokens", 1e10}}},
                      {"constraints", {{"max_gpus", 16}}}};
-  const PlanResult by_default = Plan(Parse(base), Cards({"h100-sxm-80gb"}));
+  const PlanResult by_default = Plan(ParseQuestion(base), Cards({"h100-sxm-80gb"}));
   EXPECT_TRUE(by_default.global_batch_default);
   EXPECT_EQ(by_default.global_batch, 1024);
   Json given = base;
   given["workload"]["global_batch"] = 64;
-  const PlanResult kept = Plan(Parse(given), Cards({"h100-sxm-80gb"}));
+  const PlanResult kept = Plan(ParseQuestion(given), Cards({"h100-sxm-80gb"}));
   EXPECT_FALSE(kept.global_batch_default);
   EXPECT_EQ(kept.global_batch, 64);
   // micro_batch 2 x grad_accum 4 on the request's one GPU: 8 sequences (the contract's rule).
   Json accum = base;
   accum["workload"]["micro_batch"] = 2;
   accum["workload"]["grad_accum"] = 4;
-  EXPECT_EQ(Plan(Parse(accum), Cards({"h100-sxm-80gb"})).global_batch, 8);
+  EXPECT_EQ(Plan(ParseQuestion(accum), Cards({"h100-sxm-80gb"})).global_batch, 8);
   // Every recommendation spends exactly that batch per step.
   const PlanChoice& c = kept.recommendations.at(0);
   EXPECT_EQ(
@@ -74,10 +75,10 @@ TEST(PlanRanking, PretrainingWithoutDeadlineScalesOutAndShowsTheFewest) {
   // Llama 3.1 70B on 1e12 tokens with up to 1,024 H100s was once answered with one
   // 8-card node for 900+ days. The fastest setup that still scales is several nodes, at or
   // above the 80% knee; the fewest-cards setup is shown beside it.
-  const Request r =
-      Parse({{"model", {{"preset", "llama-3.1-70b"}}},
-             {"workload", {{"kind", "pretrain"}, {"seq_len", 8192}, {"tokens", 1e12}}},
-             {"constraints", {{"max_gpus", 1024}}}});
+  const Question r =
+      ParseQuestion({{"model", {{"preset", "llama-3.1-70b"}}},
+                     {"workload", {{"kind", "pretrain"}, {"seq_len", 8192}, {"tokens", 1e12}}},
+                     {"constraints", {{"max_gpus", 1024}}}});
   const PlanResult p = Plan(r, Cards({"h100-sxm-80gb"}));
   ASSERT_EQ(p.recommendations.size(), 1u);
   const PlanChoice& c = p.recommendations[0];
@@ -94,10 +95,10 @@ TEST(PlanRanking, PretrainingWithoutDeadlineScalesOutAndShowsTheFewest) {
 }
 
 TEST(PlanRanking, PretrainingWithDeadlineTakesTheFewestCardsThatMeetIt) {
-  const Request r =
-      Parse({{"model", {{"preset", "llama-3.1-70b"}}},
-             {"workload", {{"kind", "pretrain"}, {"seq_len", 8192}, {"tokens", 1e12}}},
-             {"constraints", {{"max_gpus", 1024}, {"deadline_s", 90 * 86400}}}});
+  const Question r =
+      ParseQuestion({{"model", {{"preset", "llama-3.1-70b"}}},
+                     {"workload", {{"kind", "pretrain"}, {"seq_len", 8192}, {"tokens", 1e12}}},
+                     {"constraints", {{"max_gpus", 1024}, {"deadline_s", 90 * 86400}}}});
   const PlanResult p = Plan(r, Cards({"h100-sxm-80gb"}));
   ASSERT_EQ(p.recommendations.size(), 1u);
   const PlanChoice& c = p.recommendations[0];
@@ -111,7 +112,7 @@ TEST(PlanRanking, PretrainingWithDeadlineTakesTheFewestCardsThatMeetIt) {
   Json smaller = {{"model", {{"preset", "llama-3.1-70b"}}},
                   {"workload", {{"kind", "pretrain"}, {"seq_len", 8192}, {"tokens", 1e12}}},
                   {"constraints", {{"max_gpus", c.count / 2}, {"deadline_s", 90 * 86400}}}};
-  const PlanResult fewer = Plan(Parse(smaller), Cards({"h100-sxm-80gb"}));
+  const PlanResult fewer = Plan(ParseQuestion(smaller), Cards({"h100-sxm-80gb"}));
   EXPECT_TRUE(fewer.recommendations.empty());
 }
 
@@ -119,11 +120,11 @@ TEST(PlanRanking, AGlobalBatchThatCapsDataParallelismIsNamed) {
   // 8 sequences per step allow at most 8 data-parallel ranks. 8B x 6 x 1e11 tokens = 4.8e21
   // FLOPs; one H100 at 45% of 989 TFLOP/s takes 1.08e7 s, so a one-day deadline needs 125
   // cards or more: the batch, not the deadline or the count, is what binds.
-  const Request r =
-      Parse({{"model", {{"preset", "llama-3.1-8b"}}},
-             {"workload",
-              {{"kind", "pretrain"}, {"seq_len", 4096}, {"tokens", 1e11}, {"global_batch", 8}}},
-             {"constraints", {{"max_gpus", 1024}, {"deadline_s", 86400}}}});
+  const Question r = ParseQuestion(
+      {{"model", {{"preset", "llama-3.1-8b"}}},
+       {"workload",
+        {{"kind", "pretrain"}, {"seq_len", 4096}, {"tokens", 1e11}, {"global_batch", 8}}},
+       {"constraints", {{"max_gpus", 1024}, {"deadline_s", 86400}}}});
   const PlanResult p = Plan(r, Cards({"h100-sxm-80gb"}));
   ASSERT_EQ(p.rejected.size(), 1u);
   EXPECT_EQ(p.rejected[0].code, "batch_limits_data_parallel");
@@ -134,8 +135,8 @@ TEST(PlanRanking, AGlobalBatchThatCapsDataParallelismIsNamed) {
 TEST(PlanRanking, FineTuningTakesTheFewestCardsThenThePrice) {
   // Llama 3.1 8B LoRA fits one card of either kind. The priced H100 ($2.95/h) ranks before
   // the unpriced MI355X however fast the latter is, and says why.
-  const Request r = Parse({{"model", {{"preset", "llama-3.1-8b"}}},
-                           {"workload", {{"kind", "lora"}, {"seq_len", 4096}}}});
+  const Question r = ParseQuestion({{"model", {{"preset", "llama-3.1-8b"}}},
+                                    {"workload", {{"kind", "lora"}, {"seq_len", 4096}}}});
   const PlanResult p = Plan(r, Cards({"mi355x-288gb", "h100-sxm-80gb"}));
   ASSERT_EQ(p.recommendations.size(), 2u);
   EXPECT_EQ(p.recommendations[0].request.gpu.id, "h100-sxm-80gb");
@@ -150,13 +151,13 @@ TEST(PlanRanking, ServingTakesTheCheapestDeploymentThatMeetsTheTarget) {
   // consume 50 / 0.05 = 1,000 tokens/s on both. In the global market the A100 SXM 80GB at
   // $1.30/h delivers them for 1.30 / 3.6 = $0.361 per million, the H100 at $2.4024/h for
   // $0.667: the A100 ranks first, though the H100 decodes faster.
-  const Request r = Parse({{"model", {{"preset", "llama-3.1-8b"}}},
-                           {"workload",
-                            {{"kind", "inference"},
-                             {"prompt_tokens", 1024},
-                             {"output_tokens", 256},
-                             {"concurrency", 50}}},
-                           {"constraints", {{"tpot_ms", 50}}}});
+  const Question r = ParseQuestion({{"model", {{"preset", "llama-3.1-8b"}}},
+                                    {"workload",
+                                     {{"kind", "inference"},
+                                      {"prompt_tokens", 1024},
+                                      {"output_tokens", 256},
+                                      {"concurrency", 50}}},
+                                    {"constraints", {{"tpot_ms", 50}}}});
   const PlanResult p = Plan(r, Cards({"h100-sxm-80gb", "a100-sxm-80gb"}));
   ASSERT_EQ(p.recommendations.size(), 2u);
   EXPECT_EQ(p.recommendations[0].request.gpu.id, "a100-sxm-80gb");
@@ -171,8 +172,8 @@ TEST(PlanAlmostFits, ANearMissOnFewerCardsSaysHowToFit) {
   // the CUDA context leave one 24 GB card short of the 20% headroom by less than the headroom, so
   // the two-card answer carries the levers that make one card do, each of them fitting, in the
   // usual order of remedies (batch, recomputation, loss, optimizer, ..., bigger card).
-  const Request r = Parse({{"model", {{"preset", "llama-3.1-8b"}}},
-                           {"workload", {{"kind", "lora"}, {"seq_len", 2048}}}});
+  const Question r = ParseQuestion({{"model", {{"preset", "llama-3.1-8b"}}},
+                                    {"workload", {{"kind", "lora"}, {"seq_len", 2048}}}});
   const PlanResult p = Plan(r, Cards({"rtx-4090-24gb"}));
   ASSERT_EQ(p.recommendations.size(), 1u);
   const PlanChoice& c = p.recommendations[0];
@@ -202,7 +203,7 @@ TEST(PlanAdvice, ARejectedCardThatMissesByLittleGetsTheChangeThatFitsIt) {
   // int4 holds the weights in about a quarter of that: the card fits with it. The H100 fits
   // as asked. The advice for the rejected card is the plan's last, after the rules that read
   // the recommendations (planner.cpp keeps each card's lever note from its own search).
-  const Request r = Parse(
+  const Question r = ParseQuestion(
       {{"model", {{"preset", "llama-2-7b"}}},
        {"workload",
         {{"kind", "inference"}, {"prompt_tokens", 5}, {"output_tokens", 100}, {"concurrency", 1}}},
@@ -225,9 +226,9 @@ TEST(PlanAdvice, ARejectedCardThatMissesByLittleGetsTheChangeThatFitsIt) {
 TEST(PlanSite, BaseboardCardsNeedAWholeServerUnderANodeLimit) {
   // A B200 server is one 8-GPU baseboard: 8 x 1,000 W x 1.8 (the node's CPUs, memory, fans
   // and NICs) = 14,400 W, over a 10 kW node. L40S are PCIe cards: 8 x 350 W x 1.8 = 5,040 W.
-  const Request r = Parse({{"model", {{"preset", "llama-3.1-8b"}}},
-                           {"workload", {{"kind", "lora"}, {"seq_len", 2048}}},
-                           {"constraints", {{"node_power_w", 10000}}}});
+  const Question r = ParseQuestion({{"model", {{"preset", "llama-3.1-8b"}}},
+                                    {"workload", {{"kind", "lora"}, {"seq_len", 2048}}},
+                                    {"constraints", {{"node_power_w", 10000}}}});
   const PlanResult p = Plan(r, Cards({"b200-sxm-180gb", "l40s-48gb"}));
   ASSERT_EQ(p.rejected.size(), 1u);
   EXPECT_EQ(p.rejected[0].gpu_id, "b200-sxm-180gb");

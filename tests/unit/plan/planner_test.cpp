@@ -17,6 +17,7 @@ namespace {
 
 using testing::Json;
 using testing::Parse;
+using testing::ParseQuestion;
 
 const json_io::LoadedCatalog& Catalog() { return testing::ShippedCatalog(); }
 
@@ -75,7 +76,7 @@ TEST(PlanPruning, MatchesTheFullSearchOnRandomRequests) {
     // (the pipeline-fill bound), a few of them under the interleaved schedule.
     if (i % 8 == 5) req["constraints"]["max_gpus"] = 256;
     if (i % 16 == 13) req["parallel"] = {{"pp_schedule", "interleaved"}, {"virtual_stages", 2}};
-    const Request r = Parse(req);
+    const Question r = ParseQuestion(req);
     const PlanResult pruned = Plan(r, cards, {true});
     const PlanResult full = Plan(r, cards, {false});
     ASSERT_EQ(pruned.recommendations.size(), full.recommendations.size()) << req.dump();
@@ -147,7 +148,7 @@ TEST(PlanPruning, MemoryFloorIsAtMostEveryTotal) {
                  {{"recompute", pick({"none", "selective", "full"})},
                   {"offload", pick({"none", "none", "optimizer", "optimizer_and_params"})}}}};
     if (kind == "qlora") req["precision"] = {{"weights", "nf4"}};
-    const Request r = Parse(req);
+    const gpuplan::Setup r = Parse(req);
     const FitCheck f = CheckFit(r, CountParams(r.model));
     if (!f.layout_ok) continue;
     EXPECT_LE(TrainingFloorWithHeadroom(r, CountParams(r.model)), f.total_with_headroom_bytes)
@@ -175,7 +176,7 @@ TEST(PlanPruning, MatchesTheFullSearchAtScale) {
                   {"tokens", 1e12}}},
                 {"constraints", {{"max_gpus", 1024}}}};
     if (deadline_days > 0) req["constraints"]["deadline_s"] = deadline_days * 86400;
-    const Request r = Parse(req);
+    const Question r = ParseQuestion(req);
     const PlanResult pruned = Plan(r, cards, {true});
     const PlanResult full = Plan(r, cards, {false});
     ASSERT_EQ(pruned.recommendations.size(), full.recommendations.size()) << req.dump();
@@ -197,10 +198,10 @@ TEST(Plan, MemoryFirstThenFewestCards) {
   // one 192 GB MI300X. On H100s (80 GiB / 1.2 = 71.6 GB usable) two cards would hold 70.6 GB of
   // weights each before activations and runtime, so four are needed; 24 GB RTX 4090s need
   // more. The single card ranks first.
-  const Request r =
-      Parse({{"model", {{"preset", "llama-3.1-70b"}}},
-             {"workload", {{"kind", "lora"}, {"micro_batch", 1}, {"seq_len", 2048}}},
-             {"constraints", {{"gpus", {"h100-sxm-80gb", "mi300x-192gb", "rtx-4090-24gb"}}}}});
+  const Question r = ParseQuestion(
+      {{"model", {{"preset", "llama-3.1-70b"}}},
+       {"workload", {{"kind", "lora"}, {"micro_batch", 1}, {"seq_len", 2048}}},
+       {"constraints", {{"gpus", {"h100-sxm-80gb", "mi300x-192gb", "rtx-4090-24gb"}}}}});
   std::vector<GpuSpec> cards;
   for (const auto& id : r.constraints.gpus) cards.push_back(*Catalog().FindGpu(id));
   const PlanResult p = Plan(r, cards);
@@ -222,7 +223,7 @@ TEST(Plan, ConstraintsReject) {
       {"constraints", {{"max_gpus", 8}, {"cooling", "air"}, {"deadline_s", 3600}}}};
   std::vector<GpuSpec> cards = {*Catalog().FindGpu("gb200-nvl72-186gb"),
                                 *Catalog().FindGpu("h100-sxm-80gb")};
-  const PlanResult p = Plan(Parse(req), cards);
+  const PlanResult p = Plan(ParseQuestion(req), cards);
   ASSERT_EQ(p.rejected.size(), 2u);
   EXPECT_EQ(p.rejected[0].code, "needs_liquid_cooling");
   // 8B x 1e12 tokens x 6 FLOPs = 4.8e22 FLOPs; an H100's 989 TFLOP/s, even at full peak,
@@ -233,7 +234,7 @@ TEST(Plan, ConstraintsReject) {
   EXPECT_EQ(p.rejected[1].path, "/constraints/max_gpus");
   req["model"] = {{"preset", "llama-3.1-405b"}};
   req["constraints"] = {{"max_gpus", 2}};
-  const PlanResult big = Plan(Parse(req), {*Catalog().FindGpu("rtx-4090-24gb")});
+  const PlanResult big = Plan(ParseQuestion(req), {*Catalog().FindGpu("rtx-4090-24gb")});
   ASSERT_EQ(big.rejected.size(), 1u);
   EXPECT_EQ(big.rejected[0].code, "exceeds_memory");
 }
@@ -244,14 +245,14 @@ TEST(Plan, ACardThatMissesTheLatencyTargetsQuotesOneSequence) {
   // card's share at 300 GB/s: 17.6e9 / 300e9 = 58.8 ms at the least, even for one sequence.
   // The rejection quotes that sequence; 256 of them do not fit, and their figures (a TPOT of
   // 0, nothing decoded) once stood in the reason against the target.
-  const Request r =
-      Parse({{"model", {{"preset", "llama-3.1-70b"}}},
-             {"workload",
-              {{"kind", "inference"},
-               {"prompt_tokens", 2048},
-               {"output_tokens", 512},
-               {"concurrency", 256}}},
-             {"constraints", {{"tpot_ms", 50}, {"ttft_ms", 2000}, {"max_gpus", 1024}}}});
+  const Question r =
+      ParseQuestion({{"model", {{"preset", "llama-3.1-70b"}}},
+                     {"workload",
+                      {{"kind", "inference"},
+                       {"prompt_tokens", 2048},
+                       {"output_tokens", 512},
+                       {"concurrency", 256}}},
+                     {"constraints", {{"tpot_ms", 50}, {"ttft_ms", 2000}, {"max_gpus", 1024}}}});
   const PlanResult p = Plan(r, {*Catalog().FindGpu("l4-24gb")});
   ASSERT_EQ(p.rejected.size(), 1u);
   EXPECT_EQ(p.rejected[0].code, "misses_latency_targets");
@@ -269,16 +270,16 @@ TEST(Plan, ACardWhereTheEngineRunsNoSequenceSaysWhy) {
   // 3000 + 500 = 3500 tokens: not one runs, however fast the card. The rejection is the
   // engine's context (the field that changes it: serving.n_ctx), not the latency targets,
   // which one sequence on an H100 meets by far.
-  const Request r =
-      Parse({{"model", {{"preset", "llama-3.1-8b"}}},
-             {"framework", "llama_cpp"},
-             {"serving", {{"n_ctx", 2048}}},
-             {"workload",
-              {{"kind", "inference"},
-               {"prompt_tokens", 3000},
-               {"output_tokens", 500},
-               {"concurrency", 4}}},
-             {"constraints", {{"max_gpus", 8}, {"ttft_ms", 5000}, {"tpot_ms", 200}}}});
+  const Question r =
+      ParseQuestion({{"model", {{"preset", "llama-3.1-8b"}}},
+                     {"framework", "llama_cpp"},
+                     {"serving", {{"n_ctx", 2048}}},
+                     {"workload",
+                      {{"kind", "inference"},
+                       {"prompt_tokens", 3000},
+                       {"output_tokens", 500},
+                       {"concurrency", 4}}},
+                     {"constraints", {{"max_gpus", 8}, {"ttft_ms", 5000}, {"tpot_ms", 200}}}});
   const PlanResult p = Plan(r, {*Catalog().FindGpu("h100-sxm-80gb")});
   ASSERT_TRUE(p.recommendations.empty());
   ASSERT_EQ(p.rejected.size(), 1u);
@@ -293,13 +294,13 @@ TEST(Plan, ACardWhereTheEngineRunsNoSequenceSaysWhy) {
 TEST(Plan, ServingSizesReplicasForTheConcurrency) {
   // 512 concurrent sequences of Llama 3.1 8B at a 50 ms TPOT target: each replica holds what
   // fits and meets the target; replicas x GPUs per replica serve the rest.
-  const Request r = Parse({{"model", {{"preset", "llama-3.1-8b"}}},
-                           {"workload",
-                            {{"kind", "inference"},
-                             {"prompt_tokens", 2048},
-                             {"output_tokens", 512},
-                             {"concurrency", 512}}},
-                           {"constraints", {{"tpot_ms", 50}, {"max_gpus", 64}}}});
+  const Question r = ParseQuestion({{"model", {{"preset", "llama-3.1-8b"}}},
+                                    {"workload",
+                                     {{"kind", "inference"},
+                                      {"prompt_tokens", 2048},
+                                      {"output_tokens", 512},
+                                      {"concurrency", 512}}},
+                                    {"constraints", {{"tpot_ms", 50}, {"max_gpus", 64}}}});
   const PlanResult p = Plan(r, {*Catalog().FindGpu("h100-sxm-80gb")});
   ASSERT_EQ(p.recommendations.size(), 1u);
   const PlanChoice& c = p.recommendations[0];
@@ -310,7 +311,7 @@ TEST(Plan, ServingSizesReplicasForTheConcurrency) {
   EXPECT_LE(e.serving.at_request.tpot_s, 0.050);
   EXPECT_TRUE(e.fits);
   // With one card per replica allowed at most, more replicas are needed.
-  Request narrow = r;
+  Question narrow = r;
   narrow.constraints.max_gpus = 64;
   const PlanResult l4 = Plan(narrow, {*Catalog().FindGpu("l4-24gb")});
   ASSERT_EQ(l4.recommendations.size(), 1u);
@@ -322,13 +323,13 @@ TEST(Plan, RowsComeInRankOrderOverThreeCopiesOfTheCatalog) {
   // (search_serving.cpp Key); equal keys go by card id. Three copies of every card, named
   // "<id>-0/1/2" and listed a catalog apart, have equal keys: each must come out as three
   // neighbours in that order, between rows no cheaper and no dearer.
-  const Request r = Parse({{"model", {{"preset", "llama-3.1-8b"}}},
-                           {"workload",
-                            {{"kind", "inference"},
-                             {"prompt_tokens", 2048},
-                             {"output_tokens", 512},
-                             {"concurrency", 64}}},
-                           {"constraints", {{"tpot_ms", 50}, {"max_gpus", 64}}}});
+  const Question r = ParseQuestion({{"model", {{"preset", "llama-3.1-8b"}}},
+                                    {"workload",
+                                     {{"kind", "inference"},
+                                      {"prompt_tokens", 2048},
+                                      {"output_tokens", 512},
+                                      {"concurrency", 64}}},
+                                    {"constraints", {{"tpot_ms", 50}, {"max_gpus", 64}}}});
   std::vector<GpuSpec> cards;
   for (int copy = 0; copy < 3; ++copy) {
     for (GpuSpec g : Catalog().gpus) {
@@ -414,11 +415,11 @@ TEST(Plan, QuantizedServingOnlyWhenAllowed) {
                          {"concurrency", 16}}},
                        {"constraints", {{"max_gpus", 16}}}};
   const std::vector<GpuSpec> cards = {*Catalog().FindGpu("l40s-48gb")};
-  const PlanResult plain = Plan(Parse(req), cards);
+  const PlanResult plain = Plan(ParseQuestion(req), cards);
   ASSERT_EQ(plain.recommendations.size(), 1u);
   EXPECT_EQ(plain.recommendations[0].request.precision.weights, WeightFormat::kBf16);
   req["constraints"]["quantize"] = true;
-  const PlanResult quantised = Plan(Parse(req), cards);
+  const PlanResult quantised = Plan(ParseQuestion(req), cards);
   ASSERT_EQ(quantised.recommendations.size(), 1u);
   EXPECT_EQ(quantised.recommendations[0].request.precision.weights, WeightFormat::kAwqInt4);
   EXPECT_LT(quantised.recommendations[0].request.parallel.tp,

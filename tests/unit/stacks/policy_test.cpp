@@ -38,11 +38,11 @@ Json FullFinetune(int micro_batch, int seq_len, int grad_accum = 1) {
 }
 
 // The estimate of `base` under plain PyTorch's policies changed by `change`.
-Estimate With(const Request& base, const std::function<void(StackProfile*)>& change) {
+Estimate With(const gpuplan::Setup& base, const std::function<void(StackProfile*)>& change) {
   StackProfile profile = PlainPytorch();
   change(&profile);
-  Request r = base;
-  r.framework = &profile;
+  gpuplan::Setup r = base;
+  UseStack(&r, profile);
   return EstimateSetup(r, /*with_levers=*/false);
 }
 
@@ -52,7 +52,7 @@ double Detail(const Estimate& e, const char* key) {
 }
 
 TEST(Policy, OptimizerStatesInBf16HalveAdamsMoments) {
-  const Request r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 1}}));
+  const gpuplan::Setup r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 1}}));
   // AdamW's two moments: 8 bytes per parameter in fp32, 4 in bf16.
   EXPECT_DOUBLE_EQ(Detail(EstimateSetup(r, false), "optimizer_states.moments"), 8 * kParams);
   const auto bf16 = [](StackProfile* p) { p->training.optimizer_states = StateDtype::kBf16; };
@@ -66,14 +66,14 @@ TEST(Policy, OptimizerStatesInBf16HalveAdamsMoments) {
   // 8-bit Adam quantises its own states whatever the dtype policy says.
   Json eight = OneB(FullFinetune(1, 512), {{"gpus", 1}});
   eight["optimizer"] = "adamw_8bit";
-  const Request q = Parse(eight);
+  const gpuplan::Setup q = Parse(eight);
   EXPECT_DOUBLE_EQ(Detail(With(q, bf16), "optimizer_states.moments"),
                    Detail(EstimateSetup(q, false), "optimizer_states.moments"));
 }
 
 TEST(Policy, SavedActivationsAddWhatEachOpKeeps) {
   // 512 tokens x 16 layers, tp 1, no recomputation; each op's extra bytes per token and layer.
-  const Request r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 1}}));
+  const gpuplan::Setup r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 1}}));
   const double base = Detail(EstimateSetup(r, false), "activations.layers");
   const auto extra = [&](const std::function<void(SavedActivations*)>& change) {
     return Detail(With(r, [&](StackProfile* p) { change(&p->training.saved); }),
@@ -96,7 +96,7 @@ TEST(Policy, AnFp32NormWithAFrozenScaleKeepsOnlyItsUpcast) {
   // per token and layer; x 512 tokens x 16 layers = 67,108,864.
   Json lora = OneB({{"kind", "lora"}, {"micro_batch", 1}, {"seq_len", 512}, {"lora_rank", 16}},
                    {{"gpus", 1}});
-  const Request r = Parse(lora);
+  const gpuplan::Setup r = Parse(lora);
   const double base = Detail(EstimateSetup(r, false), "activations.layers");
   EXPECT_DOUBLE_EQ(Detail(With(r, [](StackProfile* p) { p->training.saved.norm_fp32_copy = true; }),
                           "activations.layers") -
@@ -108,7 +108,7 @@ TEST(Policy, ContextParallelRingHoldsEveryChunkUntilTheLayersForwardEnds) {
   // cp 2 over 4096 tokens: 2048 a rank. K and V 512 wide each: 2048 x 2 bytes x 1024 =
   // 4,194,304; the output 2048 wide: 8,388,608. Two chunks of both, plus the output's fp32
   // sum (x 2): 2 x 12,582,912 + 16,777,216 = 41,943,040 bytes.
-  const Request r = Parse(OneB(FullFinetune(1, 4096), {{"gpus", 2}, {"cp", 2}}));
+  const gpuplan::Setup r = Parse(OneB(FullFinetune(1, 4096), {{"gpus", 2}, {"cp", 2}}));
   EXPECT_DOUBLE_EQ(Detail(EstimateSetup(r, false), "activations.context_parallel_ring"), 41943040);
 }
 
@@ -119,7 +119,7 @@ TEST(Policy, AnUnshardedPipelineStageGathersOnceAndHoldsFp32Gradients) {
   // 6 more than the 2 FSDP holds, at 121,643,008 bf16 bytes each.
   Json j = OneB(FullFinetune(1, 512, 4), {{"gpus", 8}, {"pp", 2}, {"zero", 3}});
   j["memory_techniques"]["chunked_loss"] = true;
-  const Request r = Parse(j);
+  const gpuplan::Setup r = Parse(j);
   const Estimate plain = EstimateSetup(r, false);
   const Estimate kept =
       With(r, [](StackProfile* p) { p->training.gather.unsharded_under_pp = true; });
@@ -134,7 +134,7 @@ TEST(Policy, AnUnshardedPipelineStageGathersOnceAndHoldsFp32Gradients) {
 
 TEST(Policy, GradientsSteppedInBackwardAreOneTensor) {
   // The largest tensor is the (tied) embedding: 128256 x 2048 = 262,668,288 bf16 gradients.
-  const Request r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 1}}));
+  const gpuplan::Setup r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 1}}));
   const Estimate e = With(
       r, [](StackProfile* p) { p->training.gradients = GradientLifetime::kSteppedInBackward; });
   EXPECT_DOUBLE_EQ(e.memory.per_gpu.gradients, 2 * 262668288.0);
@@ -144,14 +144,14 @@ TEST(Policy, GradientsSteppedInBackwardAreOneTensor) {
 TEST(Policy, GradientBucketsFollowTheReduction) {
   // Two data-parallel ranks, ZeRO 0: DDP's flat copy is every bf16 gradient, 2 x 1.236e9
   // bytes; reducing in the gradients' own buffer needs none.
-  const Request dp = Parse(OneB(FullFinetune(1, 512), {{"gpus", 2}, {"zero", 0}}));
+  const gpuplan::Setup dp = Parse(OneB(FullFinetune(1, 512), {{"gpus", 2}, {"zero", 0}}));
   EXPECT_DOUBLE_EQ(Detail(EstimateSetup(dp, false), "buffers.gradient_buckets"), 2 * kParams);
   EXPECT_DOUBLE_EQ(
       Detail(With(dp, [](StackProfile* p) { p->training.buckets.copy_for_allreduce = false; }),
              "buffers.gradient_buckets"),
       0);
   // ZeRO-1: two 25 MiB buckets, or one whole bucket of 1e8 bf16 elements = 2e8 bytes.
-  const Request z1 = Parse(OneB(FullFinetune(1, 512), {{"gpus", 2}, {"zero", 1}}));
+  const gpuplan::Setup z1 = Parse(OneB(FullFinetune(1, 512), {{"gpus", 2}, {"zero", 1}}));
   EXPECT_DOUBLE_EQ(Detail(EstimateSetup(z1, false), "buffers.gradient_buckets"), 50 * kMiB);
   EXPECT_DOUBLE_EQ(
       Detail(With(z1, [](StackProfile* p) { p->training.buckets.bucket_elements = 1e8; }),
@@ -164,7 +164,7 @@ TEST(Policy, KeepingGatheredParametersHoldsTheStageAndGathersOnce) {
   // MLP 3 x 2048 x 8192 = 50,331,648; two norms 4,096: 60,821,504 bf16 parameters =
   // 121,643,008 bytes. FSDP holds 2 layers gathered; kept from forward to backward, all 16:
   // 14 more.
-  const Request r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 8}, {"zero", 3}}));
+  const gpuplan::Setup r = Parse(OneB(FullFinetune(1, 512), {{"gpus", 8}, {"zero", 3}}));
   const Estimate plain = EstimateSetup(r, false);
   const Estimate kept =
       With(r, [](StackProfile* p) { p->training.gather.reshard_after_forward = false; });
@@ -182,7 +182,7 @@ TEST(Policy, PipelineSchedulesHoldAndDrainAsTheirPapersSay) {
   // micro-batches hold, so the first stage is the one reported.
   Json j = OneB(FullFinetune(1, 4096, 8), {{"gpus", 2}, {"pp", 2}});
   j["memory_techniques"]["chunked_loss"] = true;
-  const Request r = Parse(j);
+  const gpuplan::Setup r = Parse(j);
   const Estimate f1b = EstimateSetup(r, false);
   const auto schedule = [&](PipelineSchedule s, int64_t v) {
     return With(r, [&](StackProfile* p) { p->training.pipeline = {s, v}; });
@@ -206,21 +206,21 @@ TEST(Policy, PipelineSchedulesHoldAndDrainAsTheirPapersSay) {
 TEST(Policy, OverlapHidesOnlyWhatTheStackOverlaps) {
   // Tensor parallel over 2: overlapped with the GEMMs, the all-reduces (far shorter than the
   // compute here) leave the step.
-  const Request tp = Parse(OneB(FullFinetune(4, 4096), {{"gpus", 2}, {"tp", 2}}));
+  const gpuplan::Setup tp = Parse(OneB(FullFinetune(4, 4096), {{"gpus", 2}, {"tp", 2}}));
   const Estimate plain = EstimateSetup(tp, false);
   const Estimate tp_overlap = With(tp, [](StackProfile* p) { p->training.overlap.tp_comm = true; });
   ASSERT_GT(plain.training.tp_comm_s, 0);
   ASSERT_LT(plain.training.tp_comm_s, plain.training.compute_s);
   EXPECT_NEAR(plain.training.step_s - tp_overlap.training.step_s, plain.training.tp_comm_s, 1e-12);
   // DDP over 8 without bucket overlap: all of the all-reduce is exposed.
-  const Request dp = Parse(OneB(FullFinetune(4, 4096), {{"gpus", 8}}));
+  const gpuplan::Setup dp = Parse(OneB(FullFinetune(4, 4096), {{"gpus", 8}}));
   const Estimate serial =
       With(dp, [](StackProfile* p) { p->training.overlap.grad_reduce = false; });
   ASSERT_GT(serial.training.dp_comm_s, 0);
   EXPECT_DOUBLE_EQ(serial.training.dp_exposed_s, serial.training.dp_comm_s);
   // ZeRO-3 without prefetch: the two gathers (4 of 6 bytes a parameter) are exposed, the
   // reduce-scatters still hide behind the backward but for the last one, the root unit's.
-  const Request z3 = Parse(OneB(FullFinetune(4, 4096), {{"gpus", 8}, {"zero", 3}}));
+  const gpuplan::Setup z3 = Parse(OneB(FullFinetune(4, 4096), {{"gpus", 8}, {"zero", 3}}));
   const Estimate no_prefetch =
       With(z3, [](StackProfile* p) { p->training.overlap.param_gather = false; });
   const TrainingPerf& np = no_prefetch.training;
@@ -367,7 +367,7 @@ TEST(StackProfiles, EveryProfileCanBeNamedByARequest) {
   for (const StackProfile& s : Stacks()) {
     Json j = OneB(s.serving ? Json{{"kind", "inference"}} : FullFinetune(1, 512), {{"gpus", 1}});
     j["framework"] = s.id;
-    EXPECT_EQ(Parse(j).framework, &s) << s.id;
+    EXPECT_EQ(Parse(j).stack, &s) << s.id;
   }
 }
 
