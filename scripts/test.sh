@@ -11,6 +11,10 @@ scripts/bootstrap.sh
 echo "== format"
 scripts/check-format.sh
 
+echo "== the page's modules: TypeScript's checker (// @ts-check, JSDoc types) and ESLint"
+npx tsc -p tsconfig.json
+npx eslint web
+
 echo "== native-release: accuracy report"
 cmake --preset native-release >/dev/null
 cmake --build --preset native-release -j"$(nproc)" --target gpuplan_cli gpuplan_bench

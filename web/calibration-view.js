@@ -1,3 +1,4 @@
+// @ts-check
 // The detail view's "measure, then calibrate" panel and the record table of measured runs.
 // Every number comes from the engine's calibrate answer; nothing here computes a factor.
 import { t } from './i18n.js';
@@ -6,6 +7,7 @@ import { InputError } from './state.js';
 import { buildMeasured, kMeasureFields, kRecordColumns, recordsOf, valuesFromScriptLine } from './measure.js';
 import { ask, onAnswer } from './engine-client.js';
 
+/** @type {(sel: string) => any} An element of the page (its kind is the selector's). */
 const $ = (sel) => document.querySelector(sel);
 const kRecordsKey = 'gpuplan.records';
 const kMaxRecords = 1000;
@@ -93,7 +95,7 @@ export class MeasurePanel {
   values() {
     const v = {};
     for (const k of kMeasureFields) {
-      const input = document.getElementById(`m_${k}`);
+      const input = /** @type {HTMLInputElement} */ (document.getElementById(`m_${k}`));
       v[k] = input.type === 'checkbox' ? input.checked : input.value;
     }
     return v;
@@ -108,7 +110,7 @@ export class MeasurePanel {
     if (!text.trim()) return;
     try {
       const values = valuesFromScriptLine(text, this.setup?.parallel?.gpus ?? 1, $('#m_scaling').value);
-      for (const [k, v] of Object.entries(values)) document.getElementById(`m_${k}`).value = v;
+      for (const [k, v] of Object.entries(values)) /** @type {HTMLInputElement} */ (document.getElementById(`m_${k}`)).value = v;
       $('#measure-errors').replaceChildren();
     } catch (err) {
       if (!(err instanceof InputError)) throw err;

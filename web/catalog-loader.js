@@ -1,8 +1,10 @@
+// @ts-check
 // The catalog the engine plans with: the bundled one, then a custom gpus.json or models.json
 // from a file or ?catalog=URL. The worker validates each; the labels here follow what it holds.
 import { el, errorLine } from './render.js';
 import { ask, onAnswer } from './engine-client.js';
 
+/** @type {(sel: string) => any} An element of the page (its kind is the selector's). */
 const $ = (sel) => document.querySelector(sel);
 
 export let catalogVersion = '';
@@ -43,7 +45,7 @@ export function fileCatalogParts() {
 const fromFile = {};  // part -> the local file last sent for it (customParts says which took)
 
 function catalogFailed(source, message) {
-  onCatalog({ envelope: { ok: false, errors: [{ path: '', message }] }, source });
+  onCatalog({ envelope: { ok: false, errors: [{ path: '', message }] }, part: undefined, source, engine: undefined });
 }
 
 function loadCatalogText(text, source, isFile = false) {

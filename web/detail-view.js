@@ -1,3 +1,4 @@
+// @ts-check
 // The detail view of one recommendation (render.js draws it): what is asked about the setup on
 // show (its measurement script, limits, launch command) and the panel that measures it.
 import { loadDetailWords } from './i18n.js';
@@ -7,6 +8,7 @@ import { MeasurePanel, renderDiagnosis } from './calibration-view.js';
 import { ask, onAnswer, rounds } from './engine-client.js';
 import { setCalibration } from './form.js';
 
+/** @type {(sel: string) => any} An element of the page (its kind is the selector's). */
 const $ = (sel) => document.querySelector(sel);
 let opener = null;
 let measure = null;

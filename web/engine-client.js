@@ -1,3 +1,4 @@
+// @ts-check
 // The one module that talks to the engine worker (worker.js lists its messages). Where only the
 // newest question matters, older answers stop here, so no panel draws a stale one.
 const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });

@@ -1,3 +1,4 @@
+// @ts-check
 // The team-fleet form: a row per workload, written into gpuplan fleet's request
 // (the #fleet JSON text, which the share link carries). What the form does not show (prices,
 // ownership, a workload's other plan fields) stays in the JSON untouched; values the form cannot
@@ -5,11 +6,13 @@
 import { el } from './render.js';
 import { t } from './i18n.js';
 
+/** @type {(sel: string) => any} An element of the page (its kind is the selector's). */
 const $ = (sel) => document.querySelector(sel);
 const kJobs = ['lora', 'qlora', 'full_finetune', 'pretrain', 'offline', 'online'];
 const jobLabel = (j) => t(j === 'offline' || j === 'online' ? `fleet_job_${j}` : `kind_${j}`);
 
 let doc = null;        // the parsed fleet request the form edits
+/** @type {(text: string) => void} */
 let onEdit = () => {};
 
 function jobOf(w) {
@@ -133,7 +136,7 @@ function draw() {
   const rows = Array.isArray(doc?.workloads) ? doc.workloads : [];
   $('#fleet-rows tbody').replaceChildren(...rows.map((w, i) => (w && typeof w === 'object' ? row(w, i)
     : el('tr', {}, el('td', { colspan: '8', className: 'hint', text: t('fleet_model_json') })))));
-  for (const f of document.querySelectorAll('#fleet-form input, #fleet-form select')) f.disabled = doc === null;
+  for (const f of /** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll('#fleet-form input, #fleet-form select'))) f.disabled = doc === null;
   drawPool();
 }
 
@@ -159,7 +162,7 @@ export function markFleetErrors(errors) {
   for (const i of document.querySelectorAll('#fleet-form [aria-invalid]')) i.removeAttribute('aria-invalid');
   let found = false;
   for (const e of errors) {
-    for (const i of document.querySelectorAll('#fleet-form [data-path]')) {
+    for (const i of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('#fleet-form [data-path]'))) {
       if (e.path === i.dataset.path || e.path?.startsWith(`${i.dataset.path}/`)) {
         i.setAttribute('aria-invalid', 'true');
         found = true;

@@ -1,3 +1,4 @@
+// @ts-check
 // The team-fleet panel: gpuplan fleet's request (edited in fleet-form.js or as
 // JSON text), its answer as a table. The text travels in the share link (state.fleet); every
 // number is the engine's.
@@ -8,6 +9,7 @@ import { ask, onAnswer } from './engine-client.js';
 
 export { syncFleetForm };
 
+/** @type {(sel: string) => any} An element of the page (its kind is the selector's). */
 const $ = (sel) => document.querySelector(sel);
 
 // A starting point built from the form's model: a weekly fine-tune, a daily evaluation and a
@@ -83,7 +85,7 @@ export function initFleet({ model, add, onChange }) {
     ask({ type: 'fleet', request: $('#fleet').value });
   });
   // The buttons wait in the page, disabled, until this module is there to answer them.
-  for (const b of document.querySelectorAll('#fleet-section button')) b.disabled = false;
+  for (const b of /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll('#fleet-section button'))) b.disabled = false;
   $('#fleet-section').dataset.ready = '1';
   onAnswer('fleet', ({ text }) => renderFleet(text));
 }

@@ -1,13 +1,16 @@
+// @ts-check
 // The six-line form: the page state its fields hold (state.js turns it into the request and the
 // share link), the fields each purpose shows, and each error marked on the field it names.
 import { language, t } from './i18n.js';
 import { asciiDigits, calibrationState, kDefaults, kOverlap, kTraining } from './state.js';
 import { el, errorLine, errorText, fieldName, setProp, setText } from './render.js';
 
+/** @type {(sel: string) => any} An element of the page (its kind is the selector's). */
 const $ = (sel) => document.querySelector(sel);
 let weightsChosen = false;  // the user picked #weights themselves
 const kCalibrationStore = 'gpuplan.calibration';
 
+/** @type {Record<string, any>} The fields' values, by state key. */
 export let state = { ...kDefaults };
 let shareError = null;   // a bad share link stays reported until the user edits the form
 let hooks = null;
@@ -23,7 +26,7 @@ export function setState(next, problem) {
 // A weights format a model's source implies (a Hub checkpoint's quantisation, a GGUF file's
 // type): set unless the user chose one; `chosen` makes it stick as a user's choice would.
 export function suggestWeights(format, chosen = false) {
-  const select = document.getElementById('weights');
+  const select = /** @type {HTMLSelectElement} */ (document.getElementById('weights'));
   if (!format || (weightsChosen && !chosen) || ![...select.options].some((o) => o.value === format)) return false;
   select.value = format;
   state.weights = format;
@@ -98,7 +101,7 @@ export function showErrors(list) {
 // A checkbox holds '1' (on) or '' (off) in the page state, as the share link carries it.
 export function readForm() {
   for (const k of Object.keys(kDefaults)) {
-    const input = document.getElementById(k);
+    const input = /** @type {HTMLInputElement} */ (document.getElementById(k));
     if (!input) continue;
     // A numeric field takes the full-width digits a Chinese IME types (１２８ → 128).
     const numeric = input.inputMode === 'numeric' || input.inputMode === 'decimal';
@@ -110,7 +113,7 @@ export function readForm() {
 // and the link's problem is reported rather than sent to the engine as "".
 export function writeForm() {
   for (const k of Object.keys(kDefaults)) {
-    const input = document.getElementById(k);
+    const input = /** @type {any} */ (document.getElementById(k));
     if (!input) continue;
     if (input.tagName === 'SELECT' && ![...input.options].some((o) => o.value === String(state[k]))) {
       shareError = `${k}: "${state[k]}" is not one of the choices; ${kDefaults[k] || '(any)'} is used`;
@@ -126,7 +129,7 @@ export function writeForm() {
 // Workload-specific fields appear only for that workload.
 export function showRelevant() {
   const training = kTraining.includes(state.kind);
-  for (const d of document.querySelectorAll('[data-for]')) {
+  for (const d of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-for]'))) {
     setProp(d, 'hidden', (d.dataset.for === 'training') !== training);
   }
   setText($('#col-time'), training ? t('col_time') : t('col_throughput'));

@@ -1,3 +1,4 @@
+// @ts-check
 // A GGUF file's header, read in the browser: the magic, the version, the metadata key/values and
 // the tensor infos (name, dimensions, ggml type), as llama.cpp's gguf.cpp writes them and
 // gguf-parser reads them (GGUF v2 and v3: 64-bit counts, little-endian). Only the first
@@ -41,6 +42,7 @@ const kFileTypes = {
 
 // The engine's formats with their average bits per weight over a 7B-class model's tensors
 // (llama.cpp's quantize table), for the nearest match when the file type is not one of them.
+/** @type {Array<[string, number]>} */
 const kFormatBits = [
   ['gguf_iq2_xs', 2.31], ['gguf_q2_k', 2.96], ['gguf_q3_k_m', 3.91], ['gguf_q4_0', 4.55],
   ['gguf_q4_k_m', 4.89], ['gguf_q5_k_m', 5.70], ['gguf_q6_k', 6.56], ['gguf_q8_0', 8.50],

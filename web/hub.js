@@ -1,3 +1,4 @@
+// @ts-check
 // A model from the Hugging Face Hub, read by the browser itself: config.json, and when the repo
 // has them model.safetensors.index.json (the parameter count from its metadata, the weight
 // map's tensors) and hf_quant_config.json (ModelOpt's quantisation). All three are small files

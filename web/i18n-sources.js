@@ -1,3 +1,4 @@
+// @ts-check
 // The words of the model's other sources (model-sources.js: a Hub id, a GGUF file), in both
 // languages, loaded with that module so the first load does not carry them (i18n.js addWords).
 export const kSourceWords = {

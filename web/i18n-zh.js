@@ -1,3 +1,4 @@
+// @ts-check
 // Simplified Chinese: loaded when the page's language is zh-CN (i18n.js loadLanguage), so the
 // first load of an English page does not carry it.
 export const zh = {

@@ -1,3 +1,4 @@
+// @ts-check
 // English and Simplified Chinese. Keys name what the text is for; elements carry data-i18n.
 const en = {
   title: 'gpuplan: GPU capacity planner',
@@ -318,7 +319,7 @@ export function setLanguage(lang) {
   if (typeof document === 'undefined') return;
   document.documentElement.lang = currentLang;
   document.title = current.title;
-  for (const el of document.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
+  for (const el of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-i18n]'))) el.textContent = t(el.dataset.i18n);
 }
 
 export async function chooseLanguage(lang) {

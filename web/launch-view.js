@@ -1,3 +1,4 @@
+// @ts-check
 // The detail view's launch command: gpuplan launch's answer as copyable text.
 import { el, errorLine } from './render.js';
 import { t } from './i18n.js';

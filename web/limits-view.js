@@ -1,3 +1,4 @@
+// @ts-check
 // The detail view's reverse questions: what gpuplan limits answers for the
 // setup on show, as a list; every figure is the engine's, its formula in the item's title.
 import { el, errorLine } from './render.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // Start-up and wiring: every input change re-plans (engine-client.js hands on only the newest
 // answer), the URL hash always holds the share link, and each panel's module draws its part.
 import { buildRequest, calibrationOf, hubIdOf, InputError } from './state.js';
@@ -12,6 +13,7 @@ import { initPreferences } from './preferences.js';
 import { t } from './i18n.js';
 import { setText } from './render.js';
 
+/** @type {(sel: string) => any} An element of the page (its kind is the selector's). */
 const $ = (sel) => document.querySelector(sel);
 let seq = 0;              // drawn results so far (body[data-plan-seq])
 let fleet = null;         // fleet-view.js once loaded

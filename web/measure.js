@@ -1,3 +1,4 @@
+// @ts-check
 // After the estimate: what the user measured, as the engine's `measured`
 // object; the calibration factors as page state; the record table of measured runs.
 import { InputError } from './state.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // The model's other sources, loaded on first use (the first load does not carry them): a
 // Hugging Face id typed into the model field, read from huggingface.co by the browser (hub.js),
 // and a local GGUF file's header (gguf-header.js). Either fills the pasted-config field (`hf`)
@@ -11,6 +12,7 @@ import { describeConfig, readHubModel } from './hub.js';
 
 addWords(kSourceWords);
 
+/** @type {(sel: string) => any} An element of the page (its kind is the selector's). */
 const $ = (sel) => document.querySelector(sel);
 const failed = new Map();  // id -> the HubError it answered (not asked again until re-typed)
 let reading = null;        // the id being read

@@ -1,3 +1,4 @@
+// @ts-check
 // Drawing by description: h() describes an element as plain objects and patchChildren() makes a
 // node's children match a list of them, touching only what differs from the description each
 // node was last drawn from. The results table is redrawn on every keystroke; building a detached

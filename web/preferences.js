@@ -1,6 +1,8 @@
+// @ts-check
 // The page's language, theme and market, each kept in this browser (localStorage).
 import { chooseLanguage, preferredLanguage, setLanguage } from './i18n.js';
 
+/** @type {(sel: string) => any} An element of the page (its kind is the selector's). */
 const $ = (sel) => document.querySelector(sel);
 
 function applyTheme(theme) {

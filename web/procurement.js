@@ -1,3 +1,4 @@
+// @ts-check
 // The procurement sheet: what to ask a vendor for, built from the six lines and
 // the plan, in Markdown or a printable HTML page, in English or Simplified Chinese. Every
 // number is the engine's (the plan's recommendations); this only arranges and escapes them.

@@ -1,13 +1,15 @@
+// @ts-check
 // The plan's answer on the page: the status line, the recommendation table as the user sorts
 // it, the advice, wait-or-switch and rejected lists, and the traffic table that follows each plan.
 import { t } from './i18n.js';
 import { kTraining, trafficRequest } from './state.js';
 import { el, morphChildren, noteText, rejectionText, renderList, renderTable, renderWait, setText, sortRows, summarize } from './render.js';
 import { showDefaults, showErrors, state } from './form.js';
-import { closeDetail, detailShown, markDetailGone, openDetail } from './detail-view.js';
+import { detailShown, markDetailGone, openDetail } from './detail-view.js';
 import { rounds } from './engine-client.js';
 import { catalogGpus } from './catalog-loader.js';
 
+/** @type {(sel: string) => any} An element of the page (its kind is the selector's). */
 const $ = (sel) => document.querySelector(sel);
 export let lastRequest = null;  // the plan request last sent (what #request-json shows once drawn)
 let rows = [];
@@ -139,6 +141,7 @@ export function rankedRows() {
 // The row of the same card and count (else the same card) takes the open detail over; with
 // neither, the detail says its setup is gone.
 // A drawn row's Details button (null when the row is not drawn).
+/** @type {(gpu: string) => HTMLButtonElement | null} */
 const detailButton = (gpu) => document.querySelector(`#results tbody tr[data-gpu="${CSS.escape(gpu)}"] button.detail`);
 
 function followDetail(open) {
@@ -158,7 +161,7 @@ function followDetail(open) {
 function drawRows() {
   const training = kTraining.includes(result?.request_normalized?.workload?.kind ?? state.kind);
   // Keyboard focus on a row's Details button stays on that card's button through a redraw.
-  const focused = document.activeElement?.closest?.('#results tbody tr')?.dataset.gpu;
+  const focused = /** @type {HTMLElement | null | undefined} */ (document.activeElement?.closest?.('#results tbody tr'))?.dataset.gpu;
   const all = sortedRows();
   // The planner's first option stays in view whatever column the table is sorted by.
   const shown = showAll ? all : all.filter((r, i) => i < kShown || r === rows[0]);
@@ -186,7 +189,7 @@ export function initTable() {
     resetSort();
     drawRows();
   });
-  for (const button of document.querySelectorAll('th button[data-sort]')) {
+  for (const button of /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll('th button[data-sort]'))) {
     button.addEventListener('click', () => {
       const key = button.dataset.sort;
       // Throughput reads best highest-first; everything else lowest-first.

@@ -1,5 +1,7 @@
+// @ts-check
 // Turns the engine's plan result into the table, the advice, the detail view and the exports.
 // Every text goes in through textContent: nothing from a catalog or a request becomes markup.
+import { kFigureUnits } from './figures.js';
 import { has, language, t, tn } from './i18n.js';
 import { h, patchChildren } from './patch.js';
 
@@ -186,26 +188,29 @@ export function pointerName(path) {
   return path.split('/').filter(Boolean).slice(-2).join(' ').replace(/_/g, ' ');
 }
 
-// A figure as its pointer's unit says (bytes as GiB, seconds as a duration).
+// How each of the engine's units reads (the units: web/figures.js, the engine's figure table).
+const kUnitFormat = {
+  bytes: (v) => fmt.gib(v), s: (v) => fmt.duration(v), ms: (v) => fmt.ms(v, 1),
+  tokens_per_s: (v) => fmt.rate(v), usd: (v) => fmt.usd(v), usd_per_hour: (v) => fmt.usd(v),
+  usd_per_million_tokens: (v) => fmt.usd(v), watts: (v) => fmt.watts(v), fraction: (v) => pctText(v),
+};
+
+// A figure as its unit says (bytes as GiB, seconds as a duration); a pointer outside the
+// table as its name suggests.
 export function pointerValue(path, v) {
   if (typeof v !== 'number') return fmt.number(v);
+  const format = kUnitFormat[kFigureUnits[path]];
+  if (format) return format(v);
   if (/_bytes(\/|_per_gpu$|$)/.test(path)) return fmt.gib(v);
   return paramText(path.split('/').pop(), v);
 }
 
 // A figure's likely range from the validation residuals (the result's bands), formatted as
 // the figure is.
-const kBandFormat = {
-  '/memory/total_bytes': (v) => fmt.gib(v), '/memory/per_gpu_bytes/weights': (v) => fmt.gib(v),
-  '/performance/training/time_s': (v) => fmt.duration(v), '/cost/usd_total': (v) => fmt.usd(v),
-  '/performance/inference/tpot_ms': (v) => fmt.ms(v, 1),
-  '/performance/inference/decode_tokens_per_s_total': (v) => fmt.rate(v),
-};
-
 export function bandText(estimate, path) {
   const b = estimate.bands?.[path];
   if (!b) return '';
-  const f = kBandFormat[path] ?? ((v) => fmt.number(v));
+  const f = kUnitFormat[kFigureUnits[path]] ?? ((v) => fmt.number(v));
   return `${f(b.low)}–${f(b.high)}`;
 }
 
@@ -357,7 +362,7 @@ export function sortRows(rows, key, dir) {
   const f = kSortKeys[key];
   return [...rows].sort((a, b) => {
     const x = f(a.summary); const y = f(b.summary);
-    if (x == null || y == null) return (x == null) - (y == null);
+    if (x == null || y == null) return Number(x == null) - Number(y == null);
     return (x < y ? -1 : x > y ? 1 : 0) * dir;
   });
 }

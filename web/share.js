@@ -1,3 +1,4 @@
+// @ts-check
 // What leaves the page: the share link the URL hash always holds (and reads back), the embed
 // code and its height messages, and the exports (the procurement sheet's module loads on first use).
 import { language, t } from './i18n.js';
@@ -7,6 +8,7 @@ import { setState, state, writeForm } from './form.js';
 import { catalogGpus, catalogVersion, engineVersion, fileCatalogParts, modelNames } from './catalog-loader.js';
 import { lastRequest, rankedRows, setStatus, sortedRows } from './recommendations.js';
 
+/** @type {(sel: string) => any} An element of the page (its kind is the selector's). */
 const $ = (sel) => document.querySelector(sel);
 const embed = new URLSearchParams(location.search).get('embed') === '1';
 // A wiki page that documents a decision shows the link's result, frozen: no form.

@@ -1,3 +1,4 @@
+// @ts-check
 // The page's state: the six lines of requirements (purpose, model, precision, duration or
 // latency, card limit, site), their defaults, the engine request they make, and the share
 // link that carries them.

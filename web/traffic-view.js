@@ -1,3 +1,4 @@
+// @ts-check
 // The traffic table: gpuplan traffic's card types for the form's request rate,
 // cheapest first; every number is the engine's, the assumptions listed beneath.
 import { el, errorLine, renderList } from './render.js';

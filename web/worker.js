@@ -1,3 +1,4 @@
+// @ts-check
 // The engine runs here, off the main thread, so typing never waits for a plan. Messages:
 //   in  {type:'catalog', source}                 the bundled catalog (sent once, first; catalog/page/,
 //                                                build-site.sh: the figures without their sources' prose)
@@ -17,6 +18,7 @@
 // the catalog in use on the first tool message (wasm/bindings.cpp).
 import createPlanner from './engine/gpuplan-plan.mjs';
 
+/** @type {{gpus?: string, models?: string}} */
 let current = {};  // the gpus.json and models.json texts the engines hold
 let engine;
 let tools = null;  // a promise of the complete module, once a tool is asked for

@@ -7,6 +7,7 @@
 #include "core/version.h"
 #include "json/calibration_io.h"
 #include "json/catalog_io.h"
+#include "json/figure_writer.h"
 #include "json/fleet_io.h"
 #include "json/limits_io.h"
 #include "json/request_io.h"
@@ -175,6 +176,10 @@ std::string Engine::Traffic(std::string_view request_json) const {
 std::string Engine::Catalog(CatalogPart part) const {
   if (!CatalogOk()) return json_io::DumpEnvelope(json_io::ErrorEnvelope(impl_->catalog_errors));
   json_io::Json out = {{"version", impl_->catalog.version}};
+  if (part == CatalogPart::kFigures) {
+    out["figures"] = json_io::FigureTableJson();
+    return json_io::DumpEnvelope({{"ok", true}, {"result", out}});
+  }
   if (part != CatalogPart::kModels) out["gpus"] = impl_->catalog.gpus_json;
   if (part != CatalogPart::kGpus) out["models"] = impl_->catalog.models_json;
   return json_io::DumpEnvelope({{"ok", true}, {"result", out}});

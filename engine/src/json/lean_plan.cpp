@@ -9,6 +9,7 @@
 #include <map>
 
 #include "json/calibration_io.h"
+#include "json/figure_writer.h"
 #include "json/result_io.h"
 #include "json/text_writer.h"
 
@@ -49,17 +50,11 @@ void WriteNotes(TextWriter* w, const std::vector<Note>& notes) {
   w->EndArray();
 }
 
-// The headline figures a row of options leads with; their bands travel in the lean plan, the
-// others' in `estimate`.
+// The headline figures a row of options leads with (the table's `headline`); their bands
+// travel in the lean plan, the others' in `estimate`.
 bool IsHeadline(const std::string& ptr) {
-  static const char* const kHeadline[] = {"/memory/total_bytes",
-                                          "/performance/training/time_s",
-                                          "/performance/inference/decode_tokens_per_s_total",
-                                          "/performance/inference/max_throughput_tokens_per_s",
-                                          "/cost/usd_total",
-                                          "/cost/usd_per_million_tokens"};
-  return std::any_of(std::begin(kHeadline), std::end(kHeadline),
-                     [&ptr](const char* h) { return ptr == h; });
+  const FigureRow* row = FindFigure(ptr);
+  return row != nullptr && row->headline;
 }
 
 // Each band's basis is the same text on every row of a plan, so it is given once (`basis`); a
@@ -83,81 +78,6 @@ void WriteBands(TextWriter* w, const Estimate& e, Basis* basis) {
     w->Figure(b.low);
     w->EndObject();
   }
-  w->EndObject();
-}
-
-// Without a price the cost figures are null, so left out.
-void WriteCost(TextWriter* w, const Estimate& e) {
-  const CostEstimate& c = e.cost;
-  w->BeginObject();
-  w->Key("market");
-  w->String(c.market);
-  if (c.priced) {
-    w->Key("offer");
-    w->BeginObject();
-    if (!c.supply || c.offer < 0) {
-      w->Key("provider_class");
-      w->String("request");
-    } else {
-      const Offer& o = c.supply->offers[static_cast<size_t>(c.offer)];
-      w->Key("as_of");
-      w->String(o.as_of);
-      w->Key("currency");
-      w->String(o.currency);
-      w->Key("market");
-      w->String(o.market);
-      w->Key("price");
-      w->Figure(o.price);
-      w->Key("provider");
-      w->String(o.provider);
-      w->Key("provider_class");
-      w->String(o.provider_class);
-      // The source stays in the full answer and the catalog: a sentence or two on every row
-      // was a sixth of the page default's answer.
-    }
-    w->EndObject();
-    w->Key("usd_per_gpu_hour");
-    w->Figure(c.usd_per_gpu_hour);
-    w->Key("usd_per_hour");
-    w->Figure(c.usd_per_hour);
-    if (c.usd_per_million_tokens >= 0) {
-      w->Key("usd_per_million_tokens");
-      w->Figure(c.usd_per_million_tokens);
-    }
-    if (e.has_training) {
-      w->Key("usd_total");
-      w->Figure(c.usd_total);
-    }
-  }
-  w->EndObject();
-}
-
-// A serving engine's pool (FrameworkJson's figures).
-void WriteFramework(TextWriter* w, const FrameworkEstimate& f) {
-  const bool serving = f.max_batched_tokens > 0;
-  w->BeginObject();
-  if (serving) {
-    w->Key("engine_bytes");
-    w->Figure(f.engine_bytes);
-  }
-  w->Key("id");
-  w->String(f.id);
-  if (serving) {
-    w->Key("kv_pool_bytes");
-    w->Figure(f.kv_pool_bytes);
-    w->Key("kv_pool_sequences");
-    w->Figure(f.kv_pool_sequences);
-    w->Key("kv_pool_tokens");
-    w->Figure(f.kv_pool_tokens);
-    w->Key("max_batched_tokens");
-    w->Int(f.max_batched_tokens);
-    if (f.max_seqs > 0) {
-      w->Key("max_seqs");
-      w->Int(f.max_seqs);
-    }
-  }
-  w->Key("name");
-  w->String(f.name);
   w->EndObject();
 }
 
@@ -185,66 +105,6 @@ void WriteMemory(TextWriter* w, const Setup& r, const Estimate& e) {
   w->EndObject();
 }
 
-// The contract's figures; training without the ones that are the same on every row or the
-// sheet's only (hardware FLOPs, achieved TFLOPS, the run's tokens).
-void WritePerformance(TextWriter* w, const Estimate& e) {
-  w->BeginObject();
-  if (e.has_serving) {
-    const ServingEstimate& s = e.serving;
-    const InferencePerf& p = s.at_request;
-    w->Key("inference");
-    w->BeginObject();
-    w->Key("bound");
-    w->String(p.compute_bound ? "compute" : "memory");
-    w->Key("decode_tokens_per_s_per_seq");
-    w->Figure(p.decode_tokens_per_s_per_seq);
-    w->Key("decode_tokens_per_s_total");
-    w->Figure(p.decode_tokens_per_s_total);
-    w->Key("engine_concurrency");
-    w->Int(s.engine_concurrency);
-    if (s.makespan_s > 0) {
-      w->Key("makespan_s");
-      w->Figure(s.makespan_s);
-    }
-    w->Key("max_concurrency");
-    w->Int(s.max_concurrency);
-    w->Key("max_throughput_tokens_per_s");
-    w->Figure(s.max_throughput_tokens_per_s);
-    w->Key("meets_targets");
-    w->Bool(s.meets_targets);
-    w->Key("prefill_tokens_per_s");
-    w->Figure(p.prefill_tokens_per_s);
-    w->Key("tpot_ms");
-    w->Figure(p.tpot_s * 1e3);
-    w->Key("ttft_ms");
-    w->Figure(p.ttft_s * 1e3);
-    w->EndObject();
-  }
-  if (e.has_training) {
-    const TrainingPerf& t = e.training;
-    w->Key("training");
-    w->BeginObject();
-    w->Key("flops_per_token");
-    w->Figure(t.flops.model_per_token);
-    w->Key("gpu_hours");
-    w->Figure(t.gpu_hours);
-    w->Key("mfu");
-    w->Figure(t.mfu);
-    w->Key("scaling_efficiency");
-    w->Figure(t.scaling_efficiency);
-    w->Key("step_s");
-    w->Figure(t.step_s);
-    w->Key("time_s");
-    w->Figure(t.time_s);
-    w->Key("tokens_per_s");
-    w->Figure(t.tokens_per_s);
-    w->Key("tokens_per_s_per_gpu");
-    w->Figure(t.tokens_per_s_per_gpu);
-    w->EndObject();
-  }
-  w->EndObject();
-}
-
 // One recommendation's estimate as the lean plan carries it.
 void WriteEstimate(TextWriter* w, const Setup& r, const Estimate& e, Basis* basis) {
   w->BeginObject();
@@ -259,11 +119,12 @@ void WriteEstimate(TextWriter* w, const Setup& r, const Estimate& e, Basis* basi
     WriteRounded(w, FactorsJson(r.calibration));
     w->EndObject();
   }
+  TextSink sink(w);
   w->Key("cost");
-  WriteCost(w, e);
+  WriteFigures(&sink, e, "/cost/", Answer::kLean);
   if (!e.framework.id.empty() && e.framework.kv_pool_bytes > 0) {
     w->Key("framework");
-    WriteFramework(w, e.framework);
+    WriteFigures(&sink, e, "/framework/", Answer::kLean);
   }
   w->Key("gpu");
   w->BeginObject();
@@ -277,16 +138,12 @@ void WriteEstimate(TextWriter* w, const Setup& r, const Estimate& e, Basis* basi
   w->Key("memory");
   WriteMemory(w, r, e);
   w->Key("performance");
-  WritePerformance(w, e);
+  if (!WriteFigures(&sink, e, "/performance/", Answer::kLean)) {
+    w->BeginObject();
+    w->EndObject();
+  }
   w->Key("power");
-  w->BeginObject();
-  w->Key("gpu_watts");
-  w->Figure(e.power.gpu_watts);
-  w->Key("node_watts");
-  w->Figure(e.power.node_watts);
-  w->Key("total_watts");
-  w->Figure(e.power.total_watts);
-  w->EndObject();
+  WriteFigures(&sink, e, "/power/", Answer::kLean);
   w->Key("warnings");
   WriteNotes(w, e.warnings);
   w->EndObject();

@@ -7,6 +7,7 @@
 
 #include "core/version.h"
 #include "json/calibration_io.h"
+#include "json/figure_writer.h"
 #include "plan/wait_or_switch.h"
 
 namespace gpuplan::json_io {
@@ -93,41 +94,6 @@ Json ModelJson(const Setup& r, const std::string& preset, const ParamCounts& c) 
   return j;
 }
 
-// Only the half of `performance` that fits the workload (the contract).
-Json PerformanceJson(const Estimate& e) {
-  Json out = Json::object();
-  if (e.has_training) {
-    const TrainingPerf& t = e.training;
-    out["training"] = {{"flops_per_token", t.flops.model_per_token},
-                       {"hardware_flops_per_token", t.flops.hardware_per_token},
-                       {"tokens_per_s", t.tokens_per_s},
-                       {"tokens_per_s_per_gpu", t.tokens_per_s_per_gpu},
-                       {"mfu", t.mfu},
-                       {"achieved_tflops_per_gpu", t.achieved_tflops_per_gpu},
-                       {"scaling_efficiency", t.scaling_efficiency},
-                       {"step_s", t.step_s},
-                       {"tokens", t.tokens},
-                       {"time_s", t.time_s},
-                       {"gpu_hours", t.gpu_hours}};
-  }
-  if (e.has_serving) {
-    const ServingEstimate& s = e.serving;
-    const InferencePerf& p = s.at_request;
-    out["inference"] = {{"prefill_tokens_per_s", p.prefill_tokens_per_s},
-                        {"decode_tokens_per_s_per_seq", p.decode_tokens_per_s_per_seq},
-                        {"decode_tokens_per_s_total", p.decode_tokens_per_s_total},
-                        {"ttft_ms", p.ttft_s * 1e3},
-                        {"tpot_ms", p.tpot_s * 1e3},
-                        {"bound", p.compute_bound ? "compute" : "memory"},
-                        {"max_concurrency", s.max_concurrency},
-                        {"engine_concurrency", s.engine_concurrency},
-                        {"max_throughput_tokens_per_s", s.max_throughput_tokens_per_s},
-                        {"meets_targets", s.meets_targets}};
-    if (s.makespan_s > 0) out["inference"]["makespan_s"] = s.makespan_s;
-  }
-  return out;
-}
-
 // Each banded figure's likely range: {pointer: {low, high, basis}}.
 Json BandsJson(const Estimate& e) {
   Json out = Json::object();
@@ -135,61 +101,6 @@ Json BandsJson(const Estimate& e) {
     out[ptr] = {{"low", b.low}, {"high", b.high}, {"basis", std::string(b.basis)}};
   }
   return out;
-}
-
-// The framework profile's figures; null without one, serving figures null for training.
-Json FrameworkJson(const FrameworkEstimate& f) {
-  if (f.id.empty()) return nullptr;
-  Json out = {{"id", f.id}, {"name", f.name}};
-  if (f.max_batched_tokens > 0) {
-    out["max_batched_tokens"] = f.max_batched_tokens;
-    out["max_seqs"] = f.max_seqs > 0 ? Json(f.max_seqs) : Json(nullptr);
-    out["engine_bytes"] = f.engine_bytes;
-    out["kv_pool_bytes"] = f.kv_pool_bytes;
-    out["kv_pool_tokens"] = f.kv_pool_tokens;
-    out["kv_pool_sequences"] = f.kv_pool_sequences;
-  }
-  return out;
-}
-
-// Long-run figures for training; null for serving.
-Json ReliabilityJson(const Estimate& e) {
-  if (!e.has_training) return nullptr;
-  const ReliabilityEstimate& r = e.reliability;
-  return {{"checkpoint_bytes", Bytes(r.checkpoint_bytes)},
-          {"checkpoint_write_s", r.checkpoint_write_s},
-          {"expected_interruptions", r.expected_interruptions},
-          {"checkpoint_interval_s", r.checkpoint_interval_s},
-          {"expected_lost_s", r.expected_lost_s}};
-}
-
-// Without a price (the catalog's or the request's) the cost figures are null, never invented.
-// The offer a cost comes from, by name, so no row's price is anonymous (its market, provider,
-// original price and currency, date and source).
-Json OfferJson(const CostEstimate& c) {
-  if (!c.supply || c.offer < 0) return {{"provider_class", "request"}};
-  const Offer& o = c.supply->offers[static_cast<size_t>(c.offer)];
-  return {{"market", o.market}, {"provider", o.provider}, {"provider_class", o.provider_class},
-          {"price", o.price},   {"currency", o.currency}, {"as_of", o.as_of},
-          {"source", o.source}};
-}
-
-Json CostJson(const Estimate& e) {
-  const CostEstimate& c = e.cost;
-  if (!c.priced) {
-    return {{"market", c.market},
-            {"usd_per_gpu_hour", nullptr},
-            {"usd_per_hour", nullptr},
-            {"usd_total", nullptr},
-            {"usd_per_million_tokens", nullptr}};
-  }
-  return {{"market", c.market},
-          {"offer", OfferJson(c)},
-          {"usd_per_gpu_hour", c.usd_per_gpu_hour},
-          {"usd_per_hour", c.usd_per_hour},
-          {"usd_total", e.has_training ? Json(c.usd_total) : Json(nullptr)},
-          {"usd_per_million_tokens",
-           c.usd_per_million_tokens >= 0 ? Json(c.usd_per_million_tokens) : Json(nullptr)}};
 }
 
 }  // namespace
@@ -303,20 +214,15 @@ Json EstimateBody(const Setup& r, const std::string& preset, const Estimate& e,
       {"model", ModelJson(r, preset, e.params)},
       {"gpu", {{"id", r.gpu.id}, {"name", r.gpu.name}}},
       {"memory", memory},
-      {"performance", PerformanceJson(e)},
-      {"cost", CostJson(e)},
-      {"reliability", ReliabilityJson(e)},
-      {"power",
-       {{"gpu_watts", e.power.gpu_watts},
-        {"node_watts", e.power.node_watts},
-        {"total_watts", e.power.total_watts},
-        {"nodes", e.power.nodes},
-        {"nodes_per_rack", e.power.nodes_per_rack}}},
+      {"performance", FiguresJson(e, "/performance/")},
+      {"cost", FiguresJson(e, "/cost/")},
+      {"reliability", e.has_training ? FiguresJson(e, "/reliability/") : Json(nullptr)},
+      {"power", FiguresJson(e, "/power/")},
       {"levers", Levers(e.levers)},
       {"lever_combinations", LeverCombinationsJson(e.lever_combinations)},
       {"diagnosis", DiagnosisJson(diagnosis)},
       {"calibration", {{"applied", r.calibration.Any()}, {"factors", FactorsJson(r.calibration)}}},
-      {"framework", FrameworkJson(e.framework)},
+      {"framework", e.framework.id.empty() ? Json(nullptr) : FiguresJson(e, "/framework/")},
       {"bands", BandsJson(e)},
       {"infeasible", Notes(e.infeasible)},
       {"warnings", Notes(warnings)},

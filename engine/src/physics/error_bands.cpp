@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "physics/figures.h"
+
 namespace gpuplan {
 
 // Printed by `gpuplan validate tests/reference/memory_cases.json tests/reference/perf_cases.json
@@ -111,7 +113,6 @@ void AddBands(const Setup& r, Estimate* e) {
     e->bands["/memory/total_bytes"] = {std::min(held, e->total_bytes),
                                        std::max(held, e->total_bytes), kMeasured};
   }
-  put("weights", "/memory/per_gpu_bytes/weights", e->memory.per_gpu.weights, true);
   // "Fits" is judged with the headroom; where the likely range still reaches past the card, the
   // answer says so: measure a small run, then calibrate.
   const auto memory = e->bands.find("/memory/total_bytes");
@@ -126,28 +127,11 @@ void AddBands(const Setup& r, Estimate* e) {
              {{"high_bytes", memory->second.high}, {"capacity_bytes", e->capacity_bytes}},
              buf});
   }
-  if (e->has_training) {
-    const TrainingPerf& t = e->training;
-    put("training", "/performance/training/tokens_per_s", t.tokens_per_s, true);
-    put("training", "/performance/training/tokens_per_s_per_gpu", t.tokens_per_s_per_gpu, true);
-    put("training", "/performance/training/time_s", t.time_s, false);
-    put("training", "/performance/training/gpu_hours", t.gpu_hours, false);
-    if (e->cost.priced) put("training", "/cost/usd_total", e->cost.usd_total, false);
-  }
-  if (e->has_serving) {
-    const InferencePerf& p = e->serving.at_request;
-    put("decode", "/performance/inference/decode_tokens_per_s_total", p.decode_tokens_per_s_total,
-        true);
-    put("decode", "/performance/inference/decode_tokens_per_s_per_seq",
-        p.decode_tokens_per_s_per_seq, true);
-    put("decode", "/performance/inference/tpot_ms", p.tpot_s * 1e3, false);
-    // The output rate at saturation, from published serving benchmarks of fixed lengths.
-    put("saturation", "/performance/inference/max_throughput_tokens_per_s",
-        e->serving.max_throughput_tokens_per_s, true);
-  }
-  // The KV pool a serving engine sets aside, from its start-up logs (engine_logs.json).
-  if (e->framework.kv_pool_tokens > 0) {
-    put("kv_pool", "/framework/kv_pool_tokens", e->framework.kv_pool_tokens, true);
+  // Every other banded figure of the table (figures.h), by its band's kind.
+  for (const FigureRow& row : FigureTable()) {
+    if (row.band == nullptr || std::strcmp(row.pointer, "/memory/total_bytes") == 0) continue;
+    const FigureValue v = row.get(*e);
+    if (v.present) put(row.band, row.pointer, v.number, row.band_rate);
   }
 }
 
