@@ -58,3 +58,21 @@ test('the gpu schema rejects what the engine rejects', () => {
   ];
   for (const c of bad) assert.equal(validate(doc(c)), false, JSON.stringify(c).slice(0, 80));
 });
+
+test('catalog/stacks.json matches stacks.schema.json, and the schema wants a source on every value', () => {
+  const validate = validator('catalog/schema/stacks.schema.json');
+  const doc = load('catalog/stacks.json');
+  assert.ok(validate(doc), explain(validate));
+  const vllm = doc.stacks.find((s) => s.id === 'vllm');
+  const bad = [
+    { ...vllm, policy: { ...vllm.policy, 'engine.memory_fraction': { value: 0.92 } } },            // no source
+    { ...vllm, policy: { ...vllm.policy, 'engine.memory_fraction': { value: 1.5, source: vllm.policy['engine.memory_fraction'].source } } },  // not a share
+    { ...vllm, policy: { ...vllm.policy, 'engine.speed_factor': { value: 1.2, source: 'a fitted factor' } } },  // not a policy value
+    { ...vllm, policy: { ...vllm.policy, 'engine.kv_budget': { value: 'all_of_it', source: 'x'.repeat(20) } } },  // not a budget
+    { ...vllm, notes: [] },                                                                      // no notes
+    (({ serving, ...rest }) => rest)(vllm),                                                      // no kind
+  ];
+  for (const s of bad) {
+    assert.equal(validate({ ...doc, stacks: [s] }), false, JSON.stringify(s).slice(0, 100));
+  }
+});

@@ -10,6 +10,7 @@ value with a stack's id; the engine opens no file, reads no clock and knows no E
 every layer has its README.md.
 
 Usage: check_layers.py ENGINE_DIR   |   check_layers.py --self-test"""
+import json
 import os
 import re
 import shutil
@@ -24,22 +25,20 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
-def stack_ids(src):
-    """The profile ids the stacks layer defines (`.id = "..."`)."""
-    ids = set()
-    folder = os.path.join(src, "stacks")
-    for name in os.listdir(folder):
-        if name.endswith(".cpp"):
-            with open(os.path.join(folder, name), encoding="utf-8") as f:
-                ids.update(re.findall(r'\bid\s*=\s*"([a-z0-9_]+)"', f.read()))
-    return ids
+def stack_ids(engine):
+    """The profile ids of catalog/stacks.json, beside the engine folder."""
+    path = os.path.join(engine, "..", "catalog", "stacks.json")
+    if not os.path.exists(path):
+        return set()
+    with open(path, encoding="utf-8") as f:
+        return {s["id"] for s in json.load(f)["stacks"]}
 
 
 def check(engine):
     src = os.path.join(engine, "src")
     problems = []
     rank = {layer: i for i, layer in enumerate(LAYERS)}
-    ids = stack_ids(src) if os.path.isdir(os.path.join(src, "stacks")) else set()
+    ids = stack_ids(engine)
     for entry in sorted(os.listdir(src)):
         path = os.path.join(src, entry)
         if os.path.isdir(path) and entry not in rank:
@@ -99,14 +98,15 @@ def self_test():
     """The check must catch each kind of breach in a copy of a small tree."""
     base = tempfile.mkdtemp()
     try:
+        os.makedirs(os.path.join(base, "catalog"))
+        with open(os.path.join(base, "catalog", "stacks.json"), "w") as f:
+            json.dump({"stacks": [{"id": "vllm"}]}, f)
         def tree(files):
             root = os.path.join(base, str(len(os.listdir(base))))
             for layer in LAYERS:
                 os.makedirs(os.path.join(root, "src", layer))
                 with open(os.path.join(root, "src", layer, "README.md"), "w") as f:
                     f.write("x\n")
-            with open(os.path.join(root, "src", "stacks", "profiles.cpp"), "w") as f:
-                f.write('void f() { p.id = "vllm"; }\n')
             for name, text in files.items():
                 with open(os.path.join(root, "src", name), "w", encoding="utf-8") as f:
                     f.write(text)
@@ -120,7 +120,7 @@ def self_test():
             "facade": {"plan/a.cpp": '#include "gpuplan/api.h"\n'},
             "json": {"physics/a.cpp": "#include <nlohmann/json.hpp>\n"},
             "io": {"model/a.cpp": "#include <fstream>\n"},
-            "registry": {"physics/a.cpp": '#include "stacks/profiles.h"\n'},
+            "registry": {"physics/a.cpp": '#include "stacks/registry.h"\n'},
             "branch": {"physics/a.cpp": 'bool f(const char* id) { return id == "vllm"; }\n'},
             "stray": {"loose.cpp": "\n"},
         }

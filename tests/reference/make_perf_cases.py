@@ -216,7 +216,7 @@ def inference_case(c):
                           "tokens/s", notes), request=req)
 
 
-# The framework profile (engine/src/stacks/profiles.cpp) each source ran on, where there is one:
+# The framework profile (catalog/stacks.json) each source ran on, where there is one:
 # validate reports the error per framework.
 STACKS = {"llm-foundry-mpt-benchmarks": "pytorch_fsdp", "torchtitan-perf-2024-04": "pytorch_fsdp",
           "megatron-lm-2021-a100": "megatron", "torchtune-readme-2024-09": "torchtune"}

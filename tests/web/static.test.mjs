@@ -88,7 +88,7 @@ export function engineCodes() {
     all(/Note\{\s*[a-z_.>-]+\s*\?\s*"([a-z_]+)"\s*:\s*"([a-z_]+)"/g, text, codes.note);
     all(/\bInfeasible\(\s*"([a-z_]+)"/g, text, codes.note);
     all(/\bwarn\(\s*"([a-z_]+)"/g, text, codes.note);
-    // A stack's caveat on a card is data (stacks/profiles.cpp, policy.cpp): its code beside it.
+    // A stack's caveat on a card is data (catalog/stacks.json, stacks/policy.cpp): its code beside it.
     all(/_note_code = "([a-z0-9_]+)"/g, text, codes.note);
     all(/\bError\(\s*"([a-z_]+)"/g, text, codes.err);
     all(/errors->push_back\(\{\s*"([a-z_]+)"/g, text, codes.err);

@@ -10,9 +10,9 @@
 #include "json/calibration_io.h"
 #include "json/hf_config.h"
 #include "json/serving_io.h"
+#include "json/stacks_io.h"
 #include "json/supply_io.h"
 #include "model/gguf.h"
-#include "stacks/profiles.h"
 
 namespace gpuplan::json_io {
 namespace {

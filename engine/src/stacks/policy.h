@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The policies the physics takes from a training stack or serving engine: plain values, each
 // with one documented meaning, so the memory and time models never ask which project runs.
-// A stack profile (profiles.cpp) is a named bundle of them with the source of each value; the
-// defaults below are plain PyTorch (eager, DDP, torch.optim) and serve when no profile is named.
+// A stack profile (catalog/stacks.json) is a named bundle of them with the source of each value;
+// the defaults below are plain PyTorch (eager, DDP, torch.optim) and serve when no profile is
+// named.
 #pragma once
 
 #include <array>

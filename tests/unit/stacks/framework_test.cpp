@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Framework profiles: each engine's documented memory behaviour, worked by hand
-// from the projects' defaults (engine/src/stacks/profiles.cpp names the sources).
+// from the projects' defaults (catalog/stacks.json names the sources).
 #include <gtest/gtest.h>
 
 #include <cmath>

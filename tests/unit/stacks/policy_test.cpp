@@ -8,13 +8,15 @@
 #include <functional>
 #include <string>
 
+#include "json/stacks_io.h"
 #include "physics/estimate.h"
-#include "stacks/profiles.h"
 #include "test_util.h"
 
 namespace gpuplan {
 namespace {
 
+using json_io::FindStack;
+using json_io::Stacks;
 using testing::Json;
 using testing::Parse;
 
