@@ -76,3 +76,14 @@ test('catalog/stacks.json matches stacks.schema.json, and the schema wants a sou
     assert.equal(validate({ ...doc, stacks: [s] }), false, JSON.stringify(s).slice(0, 100));
   }
 });
+
+test('catalog/bands.json matches bands.schema.json; each band is one a figure can take', () => {
+  const validate = validator('catalog/schema/bands.schema.json');
+  const doc = load('catalog/bands.json');
+  assert.ok(validate(doc), explain(validate));
+  for (const b of doc.bands) assert.ok(b.low <= b.high, `${b.kind} ${b.framework}: low above high`);
+  const one = doc.bands[0];
+  for (const bad of [{ ...one, kind: 'speed' }, { ...one, low: -1 }, (({ cases, ...rest }) => rest)(one)]) {
+    assert.equal(validate({ ...doc, bands: [bad] }), false, JSON.stringify(bad));
+  }
+});

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Rewrites the band table of engine/src/physics/error_bands.cpp from `gpuplan validate` over
+"""Rewrites catalog/bands.json (the engine compiles it in: cmake/EmbedBands.cmake) from
+`gpuplan validate` over
 every reference file (the dev-cases translations, tests/reference/cases/*.json and the engines'
 start-up logs, tests/reference/engine_logs.json). Run from the
 repository root after the physics moves:
 
     python3 tests/reference/refresh_bands.py build/native-release/bin/gpuplan
 
-tests/unit/physics/error_bands_test.cpp fails until the table is today's.
+tests/unit/physics/error_bands_test.cpp fails until the file is today's.
 """
+import datetime
 import glob
+import json
 import re
 import subprocess
 import sys
@@ -20,24 +23,36 @@ FILES = (["tests/reference/memory_cases.json", "tests/reference/perf_cases.json"
 
 
 def main():
-    out = subprocess.run([sys.argv[1], "validate"] + FILES, capture_output=True, text=True,
+    gpuplan = sys.argv[1]
+    out = subprocess.run([gpuplan, "validate"] + FILES, capture_output=True, text=True,
                          check=True).stdout
-    rows = []
+    bands = []
     table = out[out.index("\nband ") + 1:].splitlines()[1:]
     for line in table:
         f = line.split()
         if len(f) < 7 or not f[2].isdigit():
             continue
-        fw = "" if f[1] == "(all)" else f[1]
-        med = float(f[6].rstrip("%")) / 100
-        rows.append('      {"%s", "%s", %s, %s, %s, %s, %.4f},' % (f[0], fw, f[2], f[3], f[4], f[5],
-                                                                   med))
-    path = "engine/src/physics/error_bands.cpp"
-    src = open(path).read()
-    src = re.sub(r"(static const std::vector<ErrorBand> bands = \{\n)(.*?)(\n  \};)",
-                 lambda m: m.group(1) + "\n".join(rows) + m.group(3), src, flags=re.S)
-    open(path, "w").write(src)
-    print(len(rows), "bands")
+        bands.append({"kind": f[0], "framework": "" if f[1] == "(all)" else f[1],
+                      "cases": int(f[2]), "groups": int(f[3]), "low": float(f[4]),
+                      "high": float(f[5]), "median_abs": round(float(f[6].rstrip("%")) / 100, 4)})
+    path = "catalog/bands.json"
+    doc = json.load(open(path))
+    catalog = json.loads(subprocess.run([gpuplan, "catalog", "--gpus"], capture_output=True,
+                                        text=True, check=True).stdout)["version"]
+    engine = subprocess.run([gpuplan, "--version"], capture_output=True, text=True,
+                            check=True).stdout.split()[-1]
+    doc["measured_with"] = {"engine_version": engine, "catalog_version": catalog,
+                            "date": datetime.date.today().isoformat(),
+                            "command": "gpuplan validate " + " ".join(
+                                FILES[:2] + ["tests/reference/cases/*.json", FILES[-1]])}
+    doc["bands"] = bands
+    text = json.dumps(doc, indent=1)
+    # One band a line.
+    text = re.sub(r'\{\n\s+"kind": .*?\n\s+\}',
+                  lambda m: "{" + re.sub(r"\n\s+", " ", m.group(0)[1:-1]).strip() + "}", text,
+                  flags=re.S)
+    open(path, "w").write(text + "\n")
+    print(len(bands), "bands")
 
 
 if __name__ == "__main__":

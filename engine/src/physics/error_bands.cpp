@@ -11,37 +11,8 @@
 
 namespace gpuplan {
 
-// Printed by `gpuplan validate tests/reference/memory_cases.json tests/reference/perf_cases.json
-// tests/reference/cases/*.json tests/reference/engine_logs.json` (engine 0.6.0, catalog
-// 2026.12.1, 2026-12-01) and written here by
-// tests/reference/refresh_bands.py: the published measurements of memory_cases.json,
-// perf_cases.json and the twelve further sources in tests/reference/cases, each with its
-// source, each case's ratio taken leave-one-source-out (its prediction had its source not been
-// in the fit, so a band describes data the fit has not seen).
-// tests/unit/physics/error_bands_test.cpp recomputes them from the same cases and fails when the
-// engine has moved away from these figures.
-const std::vector<ErrorBand>& ErrorBands() {
-  static const std::vector<ErrorBand> bands = {
-      {"decode", "", 73, 5, 0.7831, 2.3533, 0.1190},
-      {"engine_memory", "", 29, 3, 0.8219, 1.7857, 0.0090},
-      {"kv_pool", "", 5, 3, 1.0100, 1.7824, 0.0540},
-      {"memory", "", 178, 8, 0.5550, 1.1671, 0.0890},
-      {"saturation", "", 10, 2, 0.8402, 2.0624, 0.2840},
-      {"training", "", 90, 8, 0.7587, 1.1693, 0.0900},
-      {"weights", "", 10, 1, 0.9990, 1.0001, 0.0000},
-      {"decode", "llama_cpp", 26, 4, 0.7950, 3.4042, 0.1080},
-      {"decode", "vllm", 6, 1, 0.9979, 2.9412, 0.4950},
-      {"engine_memory", "llama_cpp", 11, 1, 0.9634, 1.0485, 0.0000},
-      {"engine_memory", "vllm", 17, 1, 0.7861, 1.9231, 0.0770},
-      {"memory", "hf_transformers", 47, 1, 0.7870, 1.2614, 0.0390},
-      {"memory", "pytorch_fsdp", 23, 3, 0.4001, 1.1740, 0.4140},
-      {"memory", "torchtune", 12, 2, 0.6500, 1.2657, 0.0340},
-      {"saturation", "vllm", 9, 2, 0.8402, 2.0624, 0.2490},
-      {"training", "megatron", 20, 2, 0.8726, 1.3365, 0.0920},
-      {"training", "pytorch_fsdp", 54, 3, 0.7512, 1.1293, 0.0960},
-  };
-  return bands;
-}
+// The table itself, ErrorBands(), is data: catalog/bands.json, compiled in by
+// cmake/EmbedBands.cmake.
 
 const ErrorBand* BandFor(std::string_view kind, std::string_view framework) {
   const ErrorBand* general = nullptr;

@@ -24,7 +24,7 @@ struct ErrorBand {
   double median_abs;  ///< median |log(predicted / measured)|
 };
 
-/// Every band, as `gpuplan validate` last computed them (error_bands.cpp says when).
+/// Every band, as `gpuplan validate` last computed them (catalog/bands.json says when).
 const std::vector<ErrorBand>& ErrorBands();
 /// The framework's own band of this kind when it has one, else the kind's; null when none.
 const ErrorBand* BandFor(std::string_view kind, std::string_view framework);

@@ -2,7 +2,7 @@
 // The answer's figures, one row each: where a figure sits (its JSON pointer, also the key of
 // its band and its explanation), what it measures, how it is read from an estimate, which
 // answers carry it and which error band ranges it. The full and lean writers (json/), the
-// bands (error_bands.cpp) and the page's units (web/figures.json, generated from this table)
+// bands (error_bands.cpp) and the page's units (web/figures.js, generated from this table)
 // all walk it, so adding a figure is adding a row.
 #pragma once
 
@@ -82,7 +82,7 @@ std::vector<const FigureRow*> FiguresUnder(std::string_view prefix);
 /// The row at `pointer`; null when the table has none.
 const FigureRow* FindFigure(std::string_view pointer);
 
-/// The unit's name as web/figures.json gives it ("bytes", "tokens_per_s").
+/// The unit's name as web/figures.js gives it ("bytes", "tokens_per_s").
 const char* UnitName(Unit u);
 
 }  // namespace gpuplan

@@ -13,7 +13,7 @@
 namespace gpuplan::testing {
 namespace {
 
-// The training band's high end for a request without a framework (error_bands.cpp's table,
+// The training band's high end for a request without a framework (catalog/bands.json,
 // printed by `gpuplan validate`: "training (all) 90 8 0.7587 1.1693").
 constexpr double kTrainingHigh = 1.1693;
 

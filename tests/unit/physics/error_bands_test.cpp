@@ -65,8 +65,10 @@ TEST(ErrorBands, AreWhatTheValidationSuiteGivesToday) {
     EXPECT_EQ(std::string(b->framework), framework) << line;
     EXPECT_EQ(b->cases, cases) << line;
     EXPECT_EQ(b->groups, groups) << line;
-    EXPECT_NEAR(b->low, low, 1e-4) << "refresh engine/src/error_bands.cpp: " << line;
-    EXPECT_NEAR(b->high, high, 1e-4) << "refresh engine/src/error_bands.cpp: " << line;
+    EXPECT_NEAR(b->low, low, 1e-4)
+        << "run tests/reference/refresh_bands.py (catalog/bands.json): " << line;
+    EXPECT_NEAR(b->high, high, 1e-4)
+        << "run tests/reference/refresh_bands.py (catalog/bands.json): " << line;
     ++seen;
   }
   EXPECT_EQ(seen, ErrorBands().size());
