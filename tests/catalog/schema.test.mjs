@@ -87,3 +87,14 @@ test('catalog/bands.json matches bands.schema.json; each band is one a figure ca
     assert.equal(validate({ ...doc, bands: [bad] }), false, JSON.stringify(bad));
   }
 });
+
+test('catalog/formats.json matches formats.schema.json; every entry has its source', () => {
+  const validate = validator('catalog/schema/formats.schema.json');
+  const doc = load('catalog/formats.json');
+  assert.ok(validate(doc), explain(validate));
+  const nf4 = doc.weights.find((w) => w.name === 'nf4');
+  for (const bad of [(({ source, ...rest }) => rest)(nf4), { ...nf4, storage_bytes: 3 },
+    (({ default_group, ...rest }) => rest)(nf4), { ...nf4, speed: 2 }]) {
+    assert.equal(validate({ ...doc, weights: [bad] }), false, JSON.stringify(bad).slice(0, 80));
+  }
+});

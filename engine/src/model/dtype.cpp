@@ -4,6 +4,7 @@
 #include <array>
 #include <utility>
 
+#include "model/format_specs.h"
 #include "model/gguf.h"
 
 namespace gpuplan {
@@ -80,152 +81,89 @@ std::string_view Name(KvFormat f) {
   return "?";
 }
 
-double BytesPerElement(WeightFormat f) {
-  switch (f) {
-    case WeightFormat::kFp32:
-    case WeightFormat::kTf32:  // tf32 is a compute mode: storage stays fp32
-      return 4;
-    case WeightFormat::kBf16:
-    case WeightFormat::kFp16:
-      return 2;
-    case WeightFormat::kFp8:
-    case WeightFormat::kMxfp8:
-    case WeightFormat::kFp8Block128:
-    case WeightFormat::kInt8:
-    case WeightFormat::kGgufQ8_0:
-    case WeightFormat::kGgufQ6K:
-    case WeightFormat::kGgufQ5KM:
-    case WeightFormat::kGgufQ5_0:
-    case WeightFormat::kGgufQ5_1:
-      return 1;
-    default:
-      return 0.5;
+namespace {
+
+// Each format's spec (catalog/formats.json), found once by its name.
+const WeightFormatSpec& Spec(WeightFormat f) {
+  static const std::array<const WeightFormatSpec*, kWeightNames.size()> specs = [] {
+    std::array<const WeightFormatSpec*, kWeightNames.size()> out{};
+    for (size_t i = 0; i < kWeightNames.size(); ++i) {
+      out[i] = FindWeightFormatSpec(kWeightNames[i].second);
+    }
+    return out;
+  }();
+  // Every name has a spec (tests/unit/model/dtype_test.cpp); bf16's stands in otherwise.
+  for (size_t i = 0; i < kWeightNames.size(); ++i) {
+    if (kWeightNames[i].first == f && specs[i] != nullptr) return *specs[i];
   }
+  return *FindWeightFormatSpec("bf16");
 }
 
-double BytesPerElement(KvFormat f) {
-  switch (f) {
-    case KvFormat::kFp32:
-      return 4;
-    case KvFormat::kBf16:
-    case KvFormat::kFp16:
-      return 2;
-    default:
-      return 1;
+}  // namespace
+
+const WeightFormatSpec* FindWeightFormatSpec(std::string_view name) {
+  for (const WeightFormatSpec& s : WeightFormatSpecs()) {
+    if (name == s.name) return &s;
   }
+  return nullptr;
+}
+
+double GgufBlockBits(std::string_view type) {
+  for (const GgufBlock& b : GgufBlocks()) {
+    if (type == b.type) return b.bytes * 8 / b.weights;
+  }
+  return 0;
+}
+
+double BytesPerElement(WeightFormat f) { return Spec(f).storage_bytes; }
+
+double BytesPerElement(KvFormat f) {
+  const std::string_view name = Name(f);
+  for (const KvFormatSpec& k : KvFormatSpecs()) {
+    if (name == k.name) return k.bytes;
+  }
+  return 2;
 }
 
 FormatBits Bits(WeightFormat f, const QuantOptions& q) {
+  const WeightFormatSpec& s = Spec(f);
   FormatBits b;
-  b.embeddings_16bit = true;
-  switch (f) {
-    case WeightFormat::kFp32:
-    case WeightFormat::kTf32:
-      b.bits_per_weight = 32;
-      b.embedding_bits = b.lm_head_bits = 32;
-      b.embeddings_16bit = false;
-      break;
-    case WeightFormat::kBf16:
-    case WeightFormat::kFp16:
-      b.bits_per_weight = 16;
-      break;
-    case WeightFormat::kFp8:
-    case WeightFormat::kInt8:
-      // fp8: per-tensor fp32 scales only. bitsandbytes LLM.int8: one fp32 scale per row of
-      // thousands of weights, below 0.01 bits per weight. Both checkpoints keep embeddings and
-      // lm_head in 16 bits.
-      b.bits_per_weight = 8;
-      break;
-    case WeightFormat::kNf4: {
-      // QLoRA (Dettmers et al. 2023, section 3): 4-bit codes, one absmax per block of 64.
-      // Double quantisation stores that absmax in 8 bits with one fp32 constant per 256 blocks:
-      // 4 + 8/64 + 32/(64*256) = 4.127 bits; without it, 4 + 32/64 = 4.5 bits.
-      const double g = q.group_size > 0 ? q.group_size : 64;
-      b.bits_per_weight = q.double_quant ? 4 + 8 / g + 32 / (g * 256) : 4 + 32 / g;
-      break;
-    }
-    case WeightFormat::kGptqInt4:
-    case WeightFormat::kAwqInt4:
-    case WeightFormat::kAutoRoundInt4: {
-      // (AutoRound exports in GPTQ's packing: the same scales and zeros.)
-      // One fp16 scale and one packed 4-bit zero point per group (default 128):
-      // 4 + (16 + 4)/128 = 4.156 bits.
-      const double g = q.group_size > 0 ? q.group_size : 128;
-      b.bits_per_weight = 4 + 20 / g;
-      break;
-    }
-    case WeightFormat::kInt4: {
-      // Generic group-wise int4 with a 16-bit scale and a 16-bit zero per group (gpt-fast,
-      // torchao int4 weight-only): 4 + 32/g; default g = 128 gives 4.25 bits.
-      const double g = q.group_size > 0 ? q.group_size : 128;
-      b.bits_per_weight = 4 + 32 / g;
-      break;
-    }
-    case WeightFormat::kMxfp4:
-      // OCP MX v1.0: a block of 32 FP4 (E2M1) elements shares one 8-bit E8M0 scale:
-      // (32 x 4 + 8) / 32 = 4.25 bits. Embeddings and lm_head stay in bf16 (the checkpoints'
-      // modules_to_not_convert).
-      b.bits_per_weight = 4 + 8.0 / 32;
-      break;
-    case WeightFormat::kMxfp4Experts:
-      // gpt-oss: only the routed experts are MXFP4 (4.25 bits); attention, router, embeddings
-      // and lm_head stay bf16 (its quantization_config's modules_to_not_convert).
-      b.bits_per_weight = 16;
-      b.expert_bits = 4 + 8.0 / 32;
-      break;
-    case WeightFormat::kNvfp4:
-      // NVFP4: a block of 16 FP4 (E2M1) elements shares one FP8 (E4M3) scale: (16 x 4 + 8) / 16
-      // = 4.5 bits, plus one fp32 scale per tensor (32 bits over millions of weights: left out).
-      b.bits_per_weight = 4 + 8.0 / 16;
-      break;
-    case WeightFormat::kMxfp8:
-      // OCP MX: 32 FP8 (E4M3) elements and one E8M0 scale: (32 x 8 + 8) / 32 = 8.25 bits.
-      b.bits_per_weight = 8 + 8.0 / 32;
-      break;
-    case WeightFormat::kFp8Block128:
-      // DeepSeek-V3 (weight_block_size [128, 128]): one fp32 scale_inv per 128 x 128 block:
-      // 8 + 32 / 16384 = 8.001953125 bits.
-      b.bits_per_weight = 8 + 32.0 / (128 * 128);
-      break;
-    case WeightFormat::kExl2:
-      // ExLlamaV2's bits per weight is the measured average over the quantised linears, scales
-      // included; convert.py quantises the head at 6 bits (-hb default) and keeps the embedding
-      // table in 16 bits.
-      b.bits_per_weight = q.bits_per_weight > 0 ? q.bits_per_weight : 4;
-      b.embeddings_16bit = false;
-      b.embedding_bits = 16;
-      b.lm_head_bits = 6;
-      break;
-    default: {
-      // GGUF: every tensor, embeddings and output included, is quantised; the per-tensor
-      // mixture is in gguf.cpp. Here the body's type for the round-number views.
-      const GgufModel any{32, false, false};
-      b.bits_per_weight = GgufBits(f, GgufTensor::kAttnQK, 16, any);
-      b.embedding_bits = GgufBits(f, GgufTensor::kTokenEmbd, 0, any);
-      b.lm_head_bits = GgufBits(f, GgufTensor::kOutput, 0, any);
-      b.embeddings_16bit = false;
-      break;
-    }
+  b.embeddings_16bit = s.embeddings_16bit;
+  b.embedding_bits = s.embedding_bits;
+  b.lm_head_bits = s.lm_head_bits;
+  b.expert_bits = s.expert_bits;
+  if (s.gguf) {
+    // GGUF: every tensor, embeddings and output included, is quantised; the per-tensor
+    // mixture is in gguf.cpp. Here the body's type for the round-number views.
+    const GgufModel any{32, false, false};
+    b.bits_per_weight = GgufBits(f, GgufTensor::kAttnQK, 16, any);
+    b.embedding_bits = GgufBits(f, GgufTensor::kTokenEmbd, 0, any);
+    b.lm_head_bits = GgufBits(f, GgufTensor::kOutput, 0, any);
+    return b;
+  }
+  if (s.bits_from_request) {
+    b.bits_per_weight = q.bits_per_weight > 0 ? q.bits_per_weight : s.element_bits;
+    return b;
+  }
+  b.bits_per_weight = s.element_bits;
+  if (s.group_bits > 0) {
+    // Scales (and zeros) per group of weights; double quantisation stores the scales in fewer
+    // bits with one constant per super-group (QLoRA).
+    const double g = !s.group_fixed && q.group_size > 0 ? q.group_size : s.default_group;
+    b.bits_per_weight =
+        s.dq_group_bits > 0 && q.double_quant
+            ? s.element_bits + s.dq_group_bits / g + s.dq_super_bits / (g * s.dq_super_groups)
+            : s.element_bits + s.group_bits / g;
   }
   return b;
 }
 
-bool IsFloatTrainable(WeightFormat f) {
-  return f == WeightFormat::kFp32 || f == WeightFormat::kTf32 || f == WeightFormat::kBf16 ||
-         f == WeightFormat::kFp16 || f == WeightFormat::kFp8;
-}
+bool IsFloatTrainable(WeightFormat f) { return Spec(f).float_trainable; }
 
-bool IsFourBit(WeightFormat f) {
-  return f == WeightFormat::kInt4 || f == WeightFormat::kNf4 || f == WeightFormat::kGptqInt4 ||
-         f == WeightFormat::kAwqInt4 || f == WeightFormat::kAutoRoundInt4;
-}
+bool IsFourBit(WeightFormat f) { return Spec(f).four_bit; }
 
-bool IsFp4(WeightFormat f) {
-  return f == WeightFormat::kMxfp4 || f == WeightFormat::kMxfp4Experts || f == WeightFormat::kNvfp4;
-}
+bool IsFp4(WeightFormat f) { return Spec(f).fp4; }
 
-bool IsFp8(WeightFormat f) {
-  return f == WeightFormat::kFp8 || f == WeightFormat::kMxfp8 || f == WeightFormat::kFp8Block128;
-}
+bool IsFp8(WeightFormat f) { return Spec(f).fp8; }
 
 }  // namespace gpuplan

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/format_specs.h"
 #include "model/gguf.h"
 
 namespace gpuplan {
@@ -137,6 +138,45 @@ TEST(Dtype, PlainFormats) {
   EXPECT_TRUE(IsFourBit(WeightFormat::kNf4));
   EXPECT_FALSE(IsFourBit(WeightFormat::kInt8));
   EXPECT_FALSE(IsFloatTrainable(WeightFormat::kInt8));
+}
+
+// catalog/formats.json, compiled in: every format the request can name has its entry, and the
+// entries give what their sources state.
+TEST(FormatsJson, EveryNamedFormatHasItsEntry) {
+  for (const char* name :
+       {"fp32",           "tf32",        "bf16",          "fp16",        "fp8",
+        "int8",           "int4",        "nf4",           "gptq_int4",   "awq_int4",
+        "autoround_int4", "mxfp4",       "mxfp4_experts", "nvfp4",       "mxfp8",
+        "fp8_block128",   "exl2",        "gguf_q4_k_m",   "gguf_q8_0",   "gguf_q2_k",
+        "gguf_q3_k_m",    "gguf_q5_k_m", "gguf_q6_k",     "gguf_iq2_xs", "gguf_q4_0",
+        "gguf_q4_1",      "gguf_q5_0",   "gguf_q5_1",     "gguf_iq4_xs", "gguf_iq3_xxs"}) {
+    ASSERT_TRUE(ParseWeightFormat(name).has_value()) << name;
+    EXPECT_NE(FindWeightFormatSpec(name), nullptr) << name;
+  }
+  EXPECT_EQ(WeightFormatSpecs().size(), 30u);
+  EXPECT_EQ(KvFormatSpecs().size(), 5u);
+  // block_q4_K: 144 bytes per 256 weights = 4.5 bits; block_q8_0: 34 per 32 = 8.5.
+  EXPECT_DOUBLE_EQ(GgufBlockBits("q4_k"), 4.5);
+  EXPECT_DOUBLE_EQ(GgufBlockBits("q8_0"), 8.5);
+  EXPECT_DOUBLE_EQ(GgufBlockBits("q9_z"), 0);
+  // QLoRA's nf4 with double quantisation at 64: 4 + 8/64 + 32/(64 x 256) = 4.126953125; a
+  // group of 128 asked for: 4 + 8/128 + 32/32768 = 4.0634765625; without it 4 + 32/64 = 4.5.
+  QuantOptions q;
+  EXPECT_DOUBLE_EQ(Bits(WeightFormat::kNf4, q).bits_per_weight, 4.126953125);
+  q.group_size = 128;
+  EXPECT_DOUBLE_EQ(Bits(WeightFormat::kNf4, q).bits_per_weight, 4.0634765625);
+  q = QuantOptions{};
+  q.double_quant = false;
+  EXPECT_DOUBLE_EQ(Bits(WeightFormat::kNf4, q).bits_per_weight, 4.5);
+  // MXFP4's block is its own: a request's group size does not move it (4 + 8/32).
+  q.group_size = 128;
+  EXPECT_DOUBLE_EQ(Bits(WeightFormat::kMxfp4, q).bits_per_weight, 4.25);
+  // exl2 takes the checkpoint's measured average; 6-bit head, 16-bit embeddings.
+  q.bits_per_weight = 3.5;
+  const FormatBits exl2 = Bits(WeightFormat::kExl2, q);
+  EXPECT_DOUBLE_EQ(exl2.bits_per_weight, 3.5);
+  EXPECT_DOUBLE_EQ(exl2.lm_head_bits, 6);
+  EXPECT_FALSE(exl2.embeddings_16bit);
 }
 
 }  // namespace
