@@ -45,7 +45,7 @@ done
 echo "== the page in headless Chromium (screenshots: build/test-output/web)"
 scripts/build-site.sh --prebuilt build/site
 GPUPLAN_NATIVE_CLI="$PWD/build/native-release/bin/gpuplan" node --test tests/web/state.test.mjs tests/web/export.test.mjs tests/web/measure.test.mjs tests/web/golden.test.mjs tests/web/static.test.mjs tests/web/procurement.test.mjs tests/web/gguf.test.mjs \
-  tests/web/browser.test.mjs
+  tests/web/browser-*.test.mjs
 node tests/web/budget.mjs build/site
 
 echo "== libFuzzer (clang, ASan + UBSan): each target for ${GPUPLAN_FUZZ_SECONDS:-60} s"

@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <deque>
-#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -192,127 +191,147 @@ bool Reserve(const Json& j, const Reading& r, ReserveRule* out) {
   return ok;
 }
 
-using Setter = std::function<bool(const Json& value, const Reading& r, StackProfile* p)>;
+// A policy value the file can set: its key (the field's path in StackProfile) and where it goes.
+// Plain function pointers, one table: std::function and a map of them cost the page's download
+// kilobytes for a table read once.
+struct PolicyField {
+  const char* key;
+  bool* (*flag)(StackProfile*);
+  double* (*number)(StackProfile*);
+  int64_t* (*count)(StackProfile*);
+  double min;
+  double max;
+  bool (*custom)(const Json& value, const Reading& r, StackProfile* p);
+};
 
-// A policy value's setter by its key: the path of the field in StackProfile.
-const std::map<std::string, Setter, std::less<>>& Setters() {
-  const auto flag = [](bool* (*at)(StackProfile*)) {
-    return Setter(
-        [at](const Json& v, const Reading& r, StackProfile* p) { return Bool(v, r, at(p)); });
-  };
-  const auto number = [](double* (*at)(StackProfile*), double min, double max) {
-    return Setter([=](const Json& v, const Reading& r, StackProfile* p) {
-      return Number(v, min, max, r, at(p));
-    });
-  };
-  const auto count = [](int64_t* (*at)(StackProfile*), int64_t min, int64_t max) {
-    return Setter([=](const Json& v, const Reading& r, StackProfile* p) {
-      return Int(v, min, max, r, at(p));
-    });
-  };
-  static const std::map<std::string, Setter, std::less<>> setters = {
-      {"layouts.model_parallel", flag([](StackProfile* p) { return &p->layouts.model_parallel; })},
-      {"layouts.max_zero", Setter([](const Json& v, const Reading& r, StackProfile* p) {
-         int64_t z = 0;
-         if (!Int(v, 0, 3, r, &z)) return false;
-         p->layouts.max_zero = static_cast<int>(z);
-         return true;
-       })},
-      {"layouts.default_zero", Setter([](const Json& v, const Reading& r, StackProfile* p) {
-         int64_t z = 0;
-         if (!Int(v, 0, 3, r, &z)) return false;
-         p->layouts.default_zero = static_cast<int>(z);
-         return true;
-       })},
-      {"training.master_copy", flag([](StackProfile* p) { return &p->training.master_copy; })},
-      {"training.fp32_grad_accumulation",
-       flag([](StackProfile* p) { return &p->training.fp32_grad_accumulation; })},
-      {"training.kbit_fp32_upcast",
-       flag([](StackProfile* p) { return &p->training.kbit_fp32_upcast; })},
-      {"training.saved.norm_fp32_copy",
-       flag([](StackProfile* p) { return &p->training.saved.norm_fp32_copy; })},
-      {"training.saved.kv_expanded",
-       flag([](StackProfile* p) { return &p->training.saved.kv_expanded; })},
-      {"training.extra_fp32_logit_copies",
-       Setter([](const Json& v, const Reading& r, StackProfile* p) {
-         int64_t n = 0;
-         if (!Int(v, 0, 8, r, &n)) return false;
-         p->training.extra_fp32_logit_copies = static_cast<int>(n);
-         return true;
-       })},
-      {"training.buckets.copy_for_allreduce",
-       flag([](StackProfile* p) { return &p->training.buckets.copy_for_allreduce; })},
-      {"training.buckets.bucket_elements",
-       number([](StackProfile* p) { return &p->training.buckets.bucket_elements; }, 0, 1e12)},
-      {"training.gather.prefetch_elements",
-       number([](StackProfile* p) { return &p->training.gather.prefetch_elements; }, 0, 1e12)},
-      {"training.gather.unsharded_under_pp",
-       flag([](StackProfile* p) { return &p->training.gather.unsharded_under_pp; })},
-      {"training.residency.kept_between_steps",
-       flag([](StackProfile* p) { return &p->training.residency.kept_between_steps; })},
-      {"training.residency.kept_between_steps_zero3",
-       flag([](StackProfile* p) { return &p->training.residency.kept_between_steps_zero3; })},
-      {"training.residency.buckets_kept_between_steps",
-       flag([](StackProfile* p) { return &p->training.residency.buckets_kept_between_steps; })},
-      {"training.overlap.grad_reduce",
-       flag([](StackProfile* p) { return &p->training.overlap.grad_reduce; })},
-      {"training.overlap.param_gather",
-       flag([](StackProfile* p) { return &p->training.overlap.param_gather; })},
-      {"engine.expert_parallel", flag([](StackProfile* p) { return &p->engine.expert_parallel; })},
-      {"engine.kv_budget", Setter([](const Json& v, const Reading& r, StackProfile* p) {
-         static const std::pair<const char*, KvBudget> kBudgets[] = {
-             {"as_needed", KvBudget::kAsNeeded},
-             {"share_of_card", KvBudget::kShareOfCard},
-             {"card_minus_reserve", KvBudget::kCardMinusReserve},
-             {"share_of_free", KvBudget::kShareOfFree}};
-         for (const auto& [name, budget] : kBudgets) {
-           if (v.is_string() && v.get<std::string>() == name) {
-             p->engine.kv_budget = budget;
-             return true;
-           }
-         }
-         r.Fail("must be as_needed, share_of_card, card_minus_reserve or share_of_free, got " +
-                Show(v));
-         return false;
-       })},
-      {"engine.memory_fraction",
-       number([](StackProfile* p) { return &p->engine.memory_fraction; }, 0, 1)},
-      {"engine.graph_bytes", Setter([](const Json& v, const Reading& r, StackProfile* p) {
-         return Bytes(v, r, &p->engine.graph_bytes);
-       })},
-      {"engine.reserve", Setter([](const Json& v, const Reading& r, StackProfile* p) {
-         return Reserve(v, r, &p->engine.reserve);
-       })},
-      {"engine.caps", Setter([](const Json& v, const Reading& r, StackProfile* p) {
-         return Caps(v, r, &p->engine.caps);
-       })},
-      {"engine.first_tier_generation", Setter([](const Json& v, const Reading& r, StackProfile* p) {
-         return Text(v, r, &p->engine.first_tier_generation);
-       })},
-      {"engine.block_tokens",
-       count([](StackProfile* p) { return &p->engine.block_tokens; }, 0, 1 << 16)},
-      {"engine.profile_run", flag([](StackProfile* p) { return &p->engine.profile_run; })},
-      {"engine.sampler_bytes_per_logit",
-       number([](StackProfile* p) { return &p->engine.sampler_bytes_per_logit; }, 0, 1024)},
-      {"engine.whole_prompt_min_tokens",
-       count([](StackProfile* p) { return &p->engine.whole_prompt_min_tokens; }, 0, 1 << 24)},
-      {"engine.chunked_above",
-       count([](StackProfile* p) { return &p->engine.chunked_above; }, 0, 1 << 24)},
-      {"engine.older", Setter([](const Json& v, const Reading& r, StackProfile* p) {
-         return Older(v, r, &p->engine.older);
-       })},
-      {"engine.layer_split", flag([](StackProfile* p) { return &p->engine.layer_split; })},
-      {"engine.caching_allocator",
-       flag([](StackProfile* p) { return &p->engine.caching_allocator; })},
-      {"engine.worst_case_graph",
-       flag([](StackProfile* p) { return &p->engine.worst_case_graph; })},
-      {"engine.input_embedding_on_host",
-       flag([](StackProfile* p) { return &p->engine.input_embedding_on_host; })},
-      {"engine.host_layers", flag([](StackProfile* p) { return &p->engine.host_layers; })},
-      {"engine.decode_bytes_per_s_per_sm",
-       number([](StackProfile* p) { return &p->engine.decode_bytes_per_s_per_sm; }, 0, 1e13)},
-  };
-  return setters;
+bool SetZero(const Json& v, const Reading& r, int* into) {
+  int64_t z = 0;
+  if (!Int(v, 0, 3, r, &z)) return false;
+  *into = static_cast<int>(z);
+  return true;
+}
+
+bool SetKvBudget(const Json& v, const Reading& r, StackProfile* p) {
+  static const std::pair<const char*, KvBudget> kBudgets[] = {
+      {"as_needed", KvBudget::kAsNeeded},
+      {"share_of_card", KvBudget::kShareOfCard},
+      {"card_minus_reserve", KvBudget::kCardMinusReserve},
+      {"share_of_free", KvBudget::kShareOfFree}};
+  for (const auto& [name, budget] : kBudgets) {
+    if (v.is_string() && v.get<std::string>() == name) {
+      p->engine.kv_budget = budget;
+      return true;
+    }
+  }
+  r.Fail("must be as_needed, share_of_card, card_minus_reserve or share_of_free, got " + Show(v));
+  return false;
+}
+
+using P = StackProfile;
+constexpr double kHuge = 1e13;
+using Custom = bool (*)(const Json&, const Reading&, P*);
+
+constexpr PolicyField Flag(const char* key, bool* (*at)(P*)) {
+  return {key, at, nullptr, nullptr, 0, 0, nullptr};
+}
+constexpr PolicyField Num(const char* key, double* (*at)(P*), double min, double max) {
+  return {key, nullptr, at, nullptr, min, max, nullptr};
+}
+constexpr PolicyField Count(const char* key, int64_t* (*at)(P*), double min, double max) {
+  return {key, nullptr, nullptr, at, min, max, nullptr};
+}
+constexpr PolicyField Other(const char* key, Custom set) {
+  return {key, nullptr, nullptr, nullptr, 0, 0, set};
+}
+
+const PolicyField kPolicyFields[] = {
+    Flag("layouts.model_parallel", [](P* p) { return &p->layouts.model_parallel; }),
+    Other("layouts.max_zero", [](const Json& v, const Reading& r,
+                                 P* p) { return SetZero(v, r, &p->layouts.max_zero); }),
+    Other("layouts.default_zero", [](const Json& v, const Reading& r,
+                                     P* p) { return SetZero(v, r, &p->layouts.default_zero); }),
+    Flag("training.master_copy", [](P* p) { return &p->training.master_copy; }),
+    Flag("training.fp32_grad_accumulation",
+         [](P* p) { return &p->training.fp32_grad_accumulation; }),
+    Flag("training.kbit_fp32_upcast", [](P* p) { return &p->training.kbit_fp32_upcast; }),
+    Flag("training.saved.norm_fp32_copy", [](P* p) { return &p->training.saved.norm_fp32_copy; }),
+    Flag("training.saved.kv_expanded", [](P* p) { return &p->training.saved.kv_expanded; }),
+    Other("training.extra_fp32_logit_copies",
+          [](const Json& v, const Reading& r, P* p) {
+            int64_t n = 0;
+            if (!Int(v, 0, 8, r, &n)) return false;
+            p->training.extra_fp32_logit_copies = static_cast<int>(n);
+            return true;
+          }),
+    Flag("training.buckets.copy_for_allreduce",
+         [](P* p) { return &p->training.buckets.copy_for_allreduce; }),
+    Num(
+        "training.buckets.bucket_elements",
+        [](P* p) { return &p->training.buckets.bucket_elements; }, 0, 1e12),
+    Num(
+        "training.gather.prefetch_elements",
+        [](P* p) { return &p->training.gather.prefetch_elements; }, 0, 1e12),
+    Flag("training.gather.unsharded_under_pp",
+         [](P* p) { return &p->training.gather.unsharded_under_pp; }),
+    Flag("training.residency.kept_between_steps",
+         [](P* p) { return &p->training.residency.kept_between_steps; }),
+    Flag("training.residency.kept_between_steps_zero3",
+         [](P* p) { return &p->training.residency.kept_between_steps_zero3; }),
+    Flag("training.residency.buckets_kept_between_steps",
+         [](P* p) { return &p->training.residency.buckets_kept_between_steps; }),
+    Flag("training.overlap.grad_reduce", [](P* p) { return &p->training.overlap.grad_reduce; }),
+    Flag("training.overlap.param_gather", [](P* p) { return &p->training.overlap.param_gather; }),
+    Flag("engine.expert_parallel", [](P* p) { return &p->engine.expert_parallel; }),
+    Other("engine.kv_budget", SetKvBudget),
+    Num(
+        "engine.memory_fraction", [](P* p) { return &p->engine.memory_fraction; }, 0, 1),
+    Other("engine.graph_bytes", [](const Json& v, const Reading& r,
+                                   P* p) { return Bytes(v, r, &p->engine.graph_bytes); }),
+    Other("engine.reserve",
+          [](const Json& v, const Reading& r, P* p) { return Reserve(v, r, &p->engine.reserve); }),
+    Other("engine.caps",
+          [](const Json& v, const Reading& r, P* p) { return Caps(v, r, &p->engine.caps); }),
+    Other("engine.first_tier_generation",
+          [](const Json& v, const Reading& r, P* p) {
+            return Text(v, r, &p->engine.first_tier_generation);
+          }),
+    Count(
+        "engine.block_tokens", [](P* p) { return &p->engine.block_tokens; }, 0, 1 << 16),
+    Flag("engine.profile_run", [](P* p) { return &p->engine.profile_run; }),
+    Num(
+        "engine.sampler_bytes_per_logit", [](P* p) { return &p->engine.sampler_bytes_per_logit; },
+        0, 1024),
+    Count(
+        "engine.whole_prompt_min_tokens", [](P* p) { return &p->engine.whole_prompt_min_tokens; },
+        0, 1 << 24),
+    Count(
+        "engine.chunked_above", [](P* p) { return &p->engine.chunked_above; }, 0, 1 << 24),
+    Other("engine.older",
+          [](const Json& v, const Reading& r, P* p) { return Older(v, r, &p->engine.older); }),
+    Flag("engine.layer_split", [](P* p) { return &p->engine.layer_split; }),
+    Flag("engine.caching_allocator", [](P* p) { return &p->engine.caching_allocator; }),
+    Flag("engine.worst_case_graph", [](P* p) { return &p->engine.worst_case_graph; }),
+    Flag("engine.input_embedding_on_host", [](P* p) { return &p->engine.input_embedding_on_host; }),
+    Flag("engine.host_layers", [](P* p) { return &p->engine.host_layers; }),
+    Num(
+        "engine.decode_bytes_per_s_per_sm",
+        [](P* p) { return &p->engine.decode_bytes_per_s_per_sm; }, 0, kHuge),
+};
+
+const PolicyField* FindField(const std::string& key) {
+  for (const PolicyField& f : kPolicyFields) {
+    if (key == f.key) return &f;
+  }
+  return nullptr;
+}
+
+bool Set(const PolicyField& f, const Json& v, const Reading& r, StackProfile* p) {
+  if (f.flag != nullptr) return Bool(v, r, f.flag(p));
+  if (f.number != nullptr) return Number(v, f.min, f.max, r, f.number(p));
+  if (f.count != nullptr) {
+    return Int(v, static_cast<int64_t>(f.min), static_cast<int64_t>(f.max), r, f.count(p));
+  }
+  return f.custom(v, r, p);
 }
 
 bool ReadSupport(const Json& j, const Reading& r, StackSupport* s) {
@@ -404,8 +423,8 @@ bool ReadProfile(const Json& j, const Reading& r, StackProfile* p) {
     } else {
       for (const auto& [key, entry] : policy->items()) {
         const Reading e{r.ctx, at.path + "/" + PointerToken(key)};
-        const auto setter = Setters().find(key);
-        if (setter == Setters().end()) {
+        const PolicyField* field = FindField(key);
+        if (field == nullptr) {
           e.Fail("is not a policy value the physics reads (stacks/policy.h)");
           ok = false;
           continue;
@@ -422,9 +441,9 @@ bool ReadProfile(const Json& j, const Reading& r, StackProfile* p) {
           e.Fail("needs its value");
           ok = false;
         } else if (unit != nullptr) {
-          ok = setter->second(Json{{"value", *value}, {"unit", *unit}}, v.At("value"), p) && ok;
+          ok = Set(*field, Json{{"value", *value}, {"unit", *unit}}, v.At("value"), p) && ok;
         } else {
-          ok = setter->second(*value, v.At("value"), p) && ok;
+          ok = Set(*field, *value, v.At("value"), p) && ok;
         }
         v.RejectUnknown();
       }
