@@ -243,6 +243,7 @@ export const zh = {
   err_unsupported_architecture: '是 gpuplan 无法规划的结构', err_not_applicable: '在这里不适用',
   err_invalid_id: '不是有效的 id', err_duplicate_id: 'id 重复', err_unknown_model: '目录中没有这个模型',
   err_unknown_field: '不是 gpuplan 读取的字段', err_invalid_value: '取值 gpuplan 无法使用',
+  err_invalid_stack_value: '不是有效的框架或推理引擎配置值（catalog/stacks.json）',
   err_framework_mismatch: '与所选框架不符', err_conflicting_fields: '与另一项冲突',
   formula_memory_total_bytes: '每卡七部分（权重、梯度、优化器状态、激活值、KV 缓存、缓冲区、运行时）在峰值时刻之和',
   formula_memory_total_with_headroom_bytes: '每卡显存 ×（1 + 余量）',

@@ -261,6 +261,7 @@ const en = {
   err_unsupported_architecture: 'is an architecture gpuplan cannot plan', err_not_applicable: 'does not apply here',
   err_invalid_id: 'is not a valid id', err_duplicate_id: 'repeats an id', err_unknown_model: 'names no model in the catalog',
   err_unknown_field: 'is not a field gpuplan reads', err_invalid_value: 'has a value gpuplan cannot use',
+  err_invalid_stack_value: 'is not a valid stack or engine profile value (catalog/stacks.json)',
   err_framework_mismatch: 'does not suit the chosen framework', err_conflicting_fields: 'conflicts with another field',
 };
 

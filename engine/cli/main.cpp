@@ -39,7 +39,7 @@ Usage:
                                               one setup in its framework
   gpuplan limits [FILE|-] [--catalog DIR]     the most one setup can take: batch, length,
                                               concurrency, context, largest model per purpose
-  gpuplan catalog [--gpus|--models|--figures] [--catalog DIR]
+  gpuplan catalog [--gpus|--models|--figures|--stacks] [--catalog DIR]
                                               print the catalog in use as JSON
   gpuplan validate CASES.json... [--html FILE] [--catalog DIR]
                                               accuracy report against measured cases
@@ -183,10 +183,13 @@ Example:
                     "output_tokens":{"mean":300,"p95":1200}}}' | gpuplan traffic
 )";
 
-constexpr const char* kCatalogHelp = R"(gpuplan catalog [--gpus|--models|--figures] [--catalog DIR]
+constexpr const char* kCatalogHelp =
+    R"(gpuplan catalog [--gpus|--models|--figures|--stacks] [--catalog DIR]
 
 Prints {"version", "gpus", "models"} for the catalog in use; --gpus or --models prints one half.
 --figures prints the answer's figures instead: each one's JSON pointer, unit and error band.
+--stacks prints the stack and engine profiles a request can name (its `framework`), each policy
+value with its source.
 )";
 
 constexpr const char* kValidateHelp =
@@ -222,6 +225,7 @@ struct Args {
   bool gpus_only = false;
   bool models_only = false;
   bool figures = false;
+  bool stacks = false;
   bool full = false;  ///< plan: every recommendation's complete estimate
   std::string error;
 };
@@ -256,6 +260,8 @@ Args ParseArgs(int argc, char** argv) {
       a.models_only = true;
     } else if (s == "--figures") {
       a.figures = true;
+    } else if (s == "--stacks") {
+      a.stacks = true;
     } else if (s == "--full") {
       a.full = true;
     } else if (s.size() > 1 && s[0] == '-' && s != "-" && s != "--version") {
@@ -413,7 +419,8 @@ int Main(int argc, char** argv) {
     if (a.help) return std::cout << kCatalogHelp, 0;
     auto engine = LoadEngine(a);
     if (!engine) return 2;
-    const auto part = a.figures     ? gpuplan::CatalogPart::kFigures
+    const auto part = a.stacks      ? gpuplan::CatalogPart::kStacks
+                      : a.figures   ? gpuplan::CatalogPart::kFigures
                       : a.gpus_only ? gpuplan::CatalogPart::kGpus
                                     : (a.models_only ? gpuplan::CatalogPart::kModels
                                                      : gpuplan::CatalogPart::kAll);

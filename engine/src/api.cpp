@@ -12,6 +12,7 @@
 #include "json/limits_io.h"
 #include "json/request_io.h"
 #include "json/result_io.h"
+#include "json/stacks_io.h"
 #include "json/traffic_io.h"
 #include "physics/estimate.h"
 #include "plan/fleet.h"
@@ -178,6 +179,13 @@ std::string Engine::Catalog(CatalogPart part) const {
   json_io::Json out = {{"version", impl_->catalog.version}};
   if (part == CatalogPart::kFigures) {
     out["figures"] = json_io::FigureTableJson();
+    return json_io::DumpEnvelope({{"ok", true}, {"result", out}});
+  }
+  if (part == CatalogPart::kStacks) {
+    // The profiles as the engine holds them, each policy value with its source.
+    Diagnostics errors;
+    const auto stacks = json_io::ParseJson(json_io::EmbeddedStacksJson(), "stacks.json", &errors);
+    out["stacks"] = stacks ? stacks->at("stacks") : json_io::Json::array();
     return json_io::DumpEnvelope({{"ok", true}, {"result", out}});
   }
   if (part != CatalogPart::kModels) out["gpus"] = impl_->catalog.gpus_json;

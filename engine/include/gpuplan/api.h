@@ -13,7 +13,7 @@ struct ParsedRequest;
 }  // namespace json_io
 
 /// Which part of the catalog `CatalogJson` prints.
-enum class CatalogPart { kAll, kGpus, kModels, kFigures };
+enum class CatalogPart { kAll, kGpus, kModels, kFigures, kStacks };
 
 /// A loaded catalog and the calls that use it. Loading parses and validates the catalog once,
 /// so each estimate costs only the request's own work.

@@ -25,6 +25,6 @@ struct Launch {
 };
 
 /// Pure. `e` is the setup's estimate (serving: its max_concurrency sizes the batch).
-Launch LaunchFor(const Question& r, const Estimate& e);
+Launch LaunchFor(const Question& q, const Estimate& e);
 
 }  // namespace gpuplan

@@ -17,7 +17,7 @@ namespace gpuplan {
 /// GPU, what the script measures when run alone) and `layout` (the request's own multi-GPU
 /// layout, what it measures under torchrun with as many processes; null for one GPU) embedded
 /// for comparison. Pure: text in, text out.
-std::string MeasurementScript(const Question& r, const Estimate& one_gpu, const Estimate* layout,
+std::string MeasurementScript(const Question& q, const Estimate& one_gpu, const Estimate* layout,
                               std::string_view engine_version, std::string_view catalog_version);
 
 /// The single-GPU request the script measures: the same job without parallelism (a multi-GPU

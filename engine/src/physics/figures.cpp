@@ -196,8 +196,10 @@ bool Before(std::string_view a, std::string_view b) {
   while (!a.empty() && !b.empty()) {
     const size_t ea = a.find('/', 1);
     const size_t eb = b.find('/', 1);
-    const std::string_view ka = a.substr(1, ea == std::string_view::npos ? a.npos : ea - 1);
-    const std::string_view kb = b.substr(1, eb == std::string_view::npos ? b.npos : eb - 1);
+    const std::string_view ka =
+        a.substr(1, ea == std::string_view::npos ? std::string_view::npos : ea - 1);
+    const std::string_view kb =
+        b.substr(1, eb == std::string_view::npos ? std::string_view::npos : eb - 1);
     if (ka != kb) return ka < kb;
     a = ea == std::string_view::npos ? std::string_view() : a.substr(ea);
     b = eb == std::string_view::npos ? std::string_view() : b.substr(eb);
