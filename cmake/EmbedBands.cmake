@@ -2,6 +2,7 @@
 # Writes OUT: a C++ source defining gpuplan::ErrorBands(), the table of IN (catalog/bands.json,
 # written by tests/reference/refresh_bands.py), so the physics reads the bands as plain values
 # with no JSON parser. Run as `cmake -DIN=.. -DOUT=.. -P`. A band missing a field stops the build.
+cmake_minimum_required(VERSION 3.19)  # string(JSON), and quoted arguments are not variables
 file(READ "${IN}" text)
 string(JSON count LENGTH "${text}" bands)
 math(EXPR last "${count} - 1")

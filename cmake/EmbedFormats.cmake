@@ -3,6 +3,7 @@
 # (catalog/formats.json), so the model layer reads plain values with no JSON parser. Run as
 # `cmake -DIN=.. -DOUT=.. -P`. A missing required field or a value of the wrong kind stops the
 # build; an optional one takes the default written here.
+cmake_minimum_required(VERSION 3.19)  # string(JSON), and quoted arguments are not variables
 file(READ "${IN}" text)
 
 # `var` <- field of the entry at `path...`, or `default` when absent (required when default is
@@ -43,32 +44,23 @@ foreach(i RANGE ${last})
   field(n REQUIRED weights ${i} name)
   name("${n}" "weights/${i}/name")
   set(row "\"${n}\"")
-  foreach(spec IN ITEMS storage_bytes:REQUIRED element_bits:REQUIRED group_bits:0 default_group:0
-                        dq_group_bits:0 dq_super_bits:0 dq_super_groups:0)
+  # The fields in WeightFormatSpec's order: key, default, n (a number) or b (a flag).
+  foreach(spec IN ITEMS storage_bytes:REQUIRED:n element_bits:REQUIRED:n group_bits:0:n
+                        default_group:0:n dq_group_bits:0:n dq_super_bits:0:n dq_super_groups:0:n
+                        group_fixed:false:b bits_from_request:false:b embeddings_16bit:true:b
+                        embedding_bits:16:n lm_head_bits:16:n expert_bits:0:n
+                        float_trainable:false:b four_bit:false:b fp4:false:b fp8:false:b
+                        gguf:false:b)
     string(REPLACE ":" ";" parts "${spec}")
     list(GET parts 0 key)
     list(GET parts 1 default)
+    list(GET parts 2 kind)
     field(v "${default}" weights ${i} ${key})
-    number("${v}" "weights/${i}/${key}")
-    string(APPEND row ", ${v}")
-  endforeach()
-  foreach(spec IN ITEMS group_fixed:false bits_from_request:false embeddings_16bit:true)
-    string(REPLACE ":" ";" parts "${spec}")
-    list(GET parts 0 key)
-    list(GET parts 1 default)
-    field(v "${default}" weights ${i} ${key})
-    string(APPEND row ", ${v}")
-  endforeach()
-  foreach(spec IN ITEMS embedding_bits:16 lm_head_bits:16 expert_bits:0)
-    string(REPLACE ":" ";" parts "${spec}")
-    list(GET parts 0 key)
-    list(GET parts 1 default)
-    field(v "${default}" weights ${i} ${key})
-    number("${v}" "weights/${i}/${key}")
-    string(APPEND row ", ${v}")
-  endforeach()
-  foreach(key IN ITEMS float_trainable four_bit fp4 fp8 gguf)
-    field(v false weights ${i} ${key})
+    if(kind STREQUAL "n")
+      number("${v}" "weights/${i}/${key}")
+    elseif(NOT v MATCHES "^(true|false)$")
+      message(FATAL_ERROR "${IN}: weights/${i}/${key}: '${v}' is not true or false")
+    endif()
     string(APPEND row ", ${v}")
   endforeach()
   field(source REQUIRED weights ${i} source)
