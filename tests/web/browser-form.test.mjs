@@ -35,8 +35,7 @@ import {
   waitReady,
 } from './harness.mjs';
 
-let firstRequest; // (a)-(b)'s request and table, which (c) reopens from a share link
-
+let firstRequest;  // the first two tests' request and table, which the share test reopens
 let firstRows;
 
 test('six lines give recommendations', { timeout: kTestTimeout }, () =>

@@ -16,32 +16,21 @@ import { serve } from '../../scripts/serve.mjs';
 import { launchChromium } from './chromium.mjs';
 
 export const siteDir = process.env.GPUPLAN_SITE_DIR || 'build/site';
-
 export const nativeCli = process.env.GPUPLAN_NATIVE_CLI || 'build/native-release/bin/gpuplan';
-
 export const outDir = process.env.GPUPLAN_TEST_OUTPUT || 'build/test-output/web';
-
 export const kTestTimeout = 90_000;
 
 // The form's inputs the tests type into (the page's DOM contract, with #kind, #model, #weights,
 // #tokens, #results, #request-json, #share, #share-url, #lang, #catalog-file, #catalog-errors
 // and #errors, and body[data-status] / body[data-plan-seq]).
 export const kSeqLen = '#seq_len';
-
 export const kMaxGpus = '#max_gpus';
-
 export const kNodePower = '#node_power_w';
-
 export let server;
-
 export let url;
-
 export let context;
-
 export let closeBrowser;
-
-export let page;         // the main page; tests (a)-(d), (f), (g) run on it in order
-
+export let page;  // the file's main page; its tests run on it in order
 export const problems = [];  // console errors and page errors since the current test began
 
 export function watch(p) {
@@ -273,7 +262,6 @@ export function assertMemoryMatchesCli(cells, cli, headroomPct) {
 // either language; in Chinese, durations and setups read in Chinese and the explain pointers
 // have Chinese names. Full-width digits typed with a Chinese IME are read as numbers.
 export const kSnake = /\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b/g;
-
 export const kShown = ['#status', '#errors', '#results tbody', '#advice-section', '#wait-section', '#rejected-section', '#detail'];
 
 export async function shownText(p) {
