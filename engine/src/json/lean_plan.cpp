@@ -5,8 +5,9 @@
 // order nlohmann's std::map objects have, so the text is exactly what DumpEnvelope made of the
 // same answer built as objects (tests/unit/json/lean_plan_test.cpp holds it to that round trip).
 #include <algorithm>
-#include <iterator>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "json/calibration_io.h"
 #include "json/figure_writer.h"
@@ -53,8 +54,14 @@ void WriteNotes(TextWriter* w, const std::vector<Note>& notes) {
 // The headline figures a row of options leads with (the table's `headline`); their bands
 // travel in the lean plan, the others' in `estimate`.
 bool IsHeadline(const std::string& ptr) {
-  const FigureRow* row = FindFigure(ptr);
-  return row != nullptr && row->headline;
+  static const std::vector<std::string> headline = [] {
+    std::vector<std::string> out;
+    for (const FigureRow& r : FigureTable()) {
+      if (r.headline) out.emplace_back(r.pointer);
+    }
+    return out;
+  }();
+  return std::find(headline.begin(), headline.end(), ptr) != headline.end();
 }
 
 // Each band's basis is the same text on every row of a plan, so it is given once (`basis`); a

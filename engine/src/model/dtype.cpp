@@ -83,19 +83,20 @@ std::string_view Name(KvFormat f) {
 
 namespace {
 
-// Each format's spec (catalog/formats.json), found once by its name.
+// Each format's spec (catalog/formats.json), found once by its name and then by the enum's
+// value: the memory model asks for a format's bits at every check of a plan.
 const WeightFormatSpec& Spec(WeightFormat f) {
   static const std::array<const WeightFormatSpec*, kWeightNames.size()> specs = [] {
     std::array<const WeightFormatSpec*, kWeightNames.size()> out{};
-    for (size_t i = 0; i < kWeightNames.size(); ++i) {
-      out[i] = FindWeightFormatSpec(kWeightNames[i].second);
+    for (const auto& [format, name] : kWeightNames) {
+      const auto i = static_cast<size_t>(format);
+      if (i < out.size()) out[i] = FindWeightFormatSpec(name);
     }
     return out;
   }();
+  const auto i = static_cast<size_t>(f);
   // Every name has a spec (tests/unit/model/dtype_test.cpp); bf16's stands in otherwise.
-  for (size_t i = 0; i < kWeightNames.size(); ++i) {
-    if (kWeightNames[i].first == f && specs[i] != nullptr) return *specs[i];
-  }
+  if (i < specs.size() && specs[i] != nullptr) return *specs[i];
   return *FindWeightFormatSpec("bf16");
 }
 
@@ -118,11 +119,20 @@ double GgufBlockBits(std::string_view type) {
 double BytesPerElement(WeightFormat f) { return Spec(f).storage_bytes; }
 
 double BytesPerElement(KvFormat f) {
-  const std::string_view name = Name(f);
-  for (const KvFormatSpec& k : KvFormatSpecs()) {
-    if (name == k.name) return k.bytes;
-  }
-  return 2;
+  // By the enum's value, found once by name (a KV cache's bytes are read at every check).
+  static const std::array<double, kKvNames.size()> bytes = [] {
+    std::array<double, kKvNames.size()> out{};
+    for (const auto& [format, name] : kKvNames) {
+      for (const KvFormatSpec& k : KvFormatSpecs()) {
+        if (name == k.name && static_cast<size_t>(format) < out.size()) {
+          out[static_cast<size_t>(format)] = k.bytes;
+        }
+      }
+    }
+    return out;
+  }();
+  const auto i = static_cast<size_t>(f);
+  return i < bytes.size() && bytes[i] > 0 ? bytes[i] : 2;
 }
 
 FormatBits Bits(WeightFormat f, const QuantOptions& q) {
