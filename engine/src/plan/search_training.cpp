@@ -20,8 +20,8 @@ struct TrainingSetup {
   Recompute recompute;
 };
 
-// Sets a candidate's layout on a request that already holds the card: candidates are tried by
-// the thousand, so the request (strings and all) is reused rather than copied.
+// Sets a candidate's layout on a setup that already holds the card: candidates are tried by
+// the thousand, so the setup (strings and all) is reused rather than copied.
 void ApplySetup(Setup* r, int64_t n, const TrainingSetup& s) {
   Setup& q = *r;
   q.parallel = Parallel{};
