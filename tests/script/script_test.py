@@ -76,7 +76,7 @@ class MeasurementScript(unittest.TestCase):
             self.assertEqual(config[key], value, key)
         # Mixed precision: fp32 parameters (the master copy), bf16 autocast, SDPA attention.
         built = only(calls, "from_config")
-        self.assertEqual((built["torch_dtype"], built["attn_implementation"]),
+        self.assertEqual((built["dtype"], built["attn_implementation"]),
                          ("torch.float32", "sdpa"))
         self.assertEqual(only(calls, "randint")["size"], [2, 1024])
         # (3 warm-up + 10 measured) steps x 4 micro-batches = 52 forward passes, all with labels.
@@ -125,7 +125,7 @@ class MeasurementScript(unittest.TestCase):
         code, out, calls = execute(generate(request))
         self.assertEqual(code, 0, out)
         built = only(calls, "from_config")
-        self.assertEqual((built["torch_dtype"], built["attn_implementation"]),
+        self.assertEqual((built["dtype"], built["attn_implementation"]),
                          ("torch.bfloat16", "eager"))
         lora = only(calls, "lora_config")
         self.assertEqual((lora["r"], lora["lora_alpha"], lora["target_modules"]),
@@ -168,9 +168,20 @@ class MeasurementScript(unittest.TestCase):
         self.assertEqual(code, 0, out)
         self.assertEqual(only(calls, "randint")["size"], [4, 512])
         reps = WARMUP + MEASURED
-        self.assertEqual(count(calls, "forward", shape=[4, 512], use_cache=True, past=False), reps)
+        # Serving as engines serve: one static KV cache for prompt plus output, reset per
+        # repetition; prefill keeps the last position's logits only; every decode step runs
+        # through torch.compile's CUDA-graph mode.
+        self.assertEqual(only(calls, "static_cache")["max_cache_len"], 512 + 16)
+        self.assertEqual(count(calls, "cache_reset"), reps)
+        self.assertEqual(only(calls, "compile"), {"call": "compile", "mode": "reduce-overhead",
+                                                  "fullgraph": True})
+        self.assertEqual(count(calls, "forward", shape=[4, 512], use_cache=True,
+                               static_cache=True, logits_to_keep=1), reps)
         # 16 output tokens: the prefill gives the first, 15 decode steps give the rest.
-        self.assertEqual(count(calls, "forward", shape=[4, 1], use_cache=True, past=True), 15 * reps)
+        self.assertEqual(count(calls, "forward", shape=[4, 1], use_cache=True, static_cache=True,
+                               logits_to_keep=1), 15 * reps)
+        self.assertEqual(count(calls, "forward"), 16 * reps + 2)  # and the precision check's two
+        self.assertEqual(measurement(out)["decode"], "cuda graph")
         self.assertEqual(count(calls, "inference_mode_enter"), 1)
         for q in ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_p90", "decode_tokens_per_s"):
             self.assertIn(q, out)

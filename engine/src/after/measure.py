@@ -11,10 +11,19 @@ SETTINGS = {
     "kind": "lora",
     "model": "llama-3.2-1b",
     "model_type": "llama",
-    "same_architecture": True,
-    "config": {"vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 8192,
-               "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
-               "head_dim": 64, "tie_word_embeddings": True, "max_position_embeddings": 131072},
+    "unbuildable": "",
+    "config": {
+     "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": 128256,
+     "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
+     "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64,
+     "tie_word_embeddings": True, "max_position_embeddings": 131072, "hidden_act": "silu",
+     "rms_norm_eps": 1e-05, "rope_theta": 500000.0,
+     "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                      "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+     "torch_dtype": "bfloat16"},
+    "positions": 131072,
+    "vocab": 128256,
+    "moe": False,
     "weights": "bf16",
     "double_quant": True,
     "master_weights": "none",
@@ -74,7 +83,40 @@ def quantization_config(torch, s):
              f"measure {w} with its own runtime (GPTQ, AWQ, llama.cpp or an fp8 engine)")
 
 
+# What a config.json holds that is not the architecture: the checkpoint's own quantisation (the
+# request's weights format decides what is built), its dtype, remote code, bookkeeping.
+NOT_ARCHITECTURE = ("quantization_config", "torch_dtype", "dtype", "architectures", "auto_map",
+                    "_name_or_path", "transformers_version", "model_type", "text_config",
+                    "vision_config", "audio_config")
+
+
+def architecture(s):
+    """The config transformers builds: the one the engine read (a multimodal wrapper's
+    text_config: its language model alone), with room for the request's context."""
+    if s["model_type"] is None:
+        sys.exit(f"not measured: {s['unbuildable']}. Measuring a model of another "
+                 "architecture would calibrate the estimate on something else")
+    config = s["config"]
+    if isinstance(config.get("text_config"), dict):
+        config = config["text_config"]
+    fields = {k: v for k, v in config.items() if k not in NOT_ARCHITECTURE}
+    fields["max_position_embeddings"] = max(fields.get("max_position_embeddings") or 0,
+                                            s["positions"])
+    return fields
+
+
+def dtype_argument(transformers):
+    """transformers 4.56 renamed from_pretrained's and from_config's torch_dtype to dtype (the
+    old name warns in 5)."""
+    try:
+        major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    except ValueError:
+        return "dtype"
+    return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+
+
 def build_model(torch, s):
+    import transformers
     from transformers import AutoConfig, AutoModelForCausalLM
     compute = getattr(torch, FLOAT.get(s["weights"], "bfloat16"))
     if s["weights"] == "tf32":
@@ -83,19 +125,24 @@ def build_model(torch, s):
     mixed = s["kind"] in ("pretrain", "full_finetune") and s["master_weights"] == "fp32"
     params = torch.float32 if mixed else compute
     attn = "sdpa" if s["flash_attention"] else "eager"
-    config = AutoConfig.for_model(s["model_type"], **s["config"])
+    try:
+        config = AutoConfig.for_model(s["model_type"], **architecture(s))
+    except (KeyError, ValueError) as e:
+        sys.exit(f"not measured: transformers {transformers.__version__} has no model_type "
+                 f"{s['model_type']!r} ({e}); a newer transformers may")
     quant = quantization_config(torch, s)
+    dtype = dtype_argument(transformers)
     if quant is None:
-        model = AutoModelForCausalLM.from_config(config, torch_dtype=params,
+        model = AutoModelForCausalLM.from_config(config, **{dtype: params},
                                                  attn_implementation=attn)
         model = model.to("cuda")
     else:
         # Quantised bases load only through from_pretrained: save random weights, reload them.
         import tempfile
         with tempfile.TemporaryDirectory() as tmp:
-            AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16).save_pretrained(tmp)
+            AutoModelForCausalLM.from_config(config, **{dtype: torch.bfloat16}).save_pretrained(tmp)
             model = AutoModelForCausalLM.from_pretrained(tmp, quantization_config=quant,
-                                                         torch_dtype=torch.bfloat16,
+                                                         **{dtype: torch.bfloat16},
                                                          attn_implementation=attn,
                                                          device_map={"": torch.cuda.current_device()})
     return model, compute, mixed
@@ -221,7 +268,7 @@ def train(torch, s, model, compute, mixed, rank, world):
         optimizer = cls(params, **kwargs)
     mb, seq, ga = s["micro_batch"], s["seq_len"], s["grad_accum"]
     torch.manual_seed(1 + rank)  # each rank its own batch; the weights were seeded alike
-    ids = torch.randint(0, s["config"]["vocab_size"], (mb, seq), device="cuda")
+    ids = torch.randint(0, s["vocab"], (mb, seq), device="cuda")
     times, samples = [], []
     for step in range(s["warmup_steps"] + s["measured_steps"]):
         if step == s["warmup_steps"]:
@@ -251,24 +298,89 @@ def percentile(values, q):
     return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
 
 
-def serve(torch, s, model):
+def takes_positions(model):
+    """transformers before 5.5 or so index the static cache by a cache_position argument; later
+    ones keep the count in the cache itself and have no such argument."""
+    import inspect
+    return "cache_position" in inspect.signature(model.forward).parameters
+
+
+def decoder(torch, s, model, cache):
+    """One decode step as serving engines run it: a static KV cache and the step replayed as a
+    CUDA graph (torch.compile's "reduce-overhead" mode, the pattern transformers documents for
+    generate with cache_implementation="static"). Without them a Python loop of eager calls
+    times the host launching kernels, several times an engine's TPOT on a large card. Answers
+    (step, how), step(token, position) -> logits of the last position."""
+    positions = takes_positions(model)
+
+    def step(token, position):
+        extra = {"cache_position": position} if positions else {}
+        return model(input_ids=token, past_key_values=cache, use_cache=True, logits_to_keep=1,
+                     **extra).logits
+    if cache is None:
+        return step, "eager (no static cache in this transformers): includes launch overhead"
+    try:
+        return torch.compile(step, mode="reduce-overhead", fullgraph=True), "cuda graph"
+    except Exception as e:  # torch without a working compiler for this model
+        return step, f"eager ({type(e).__name__}: no CUDA graph): includes launch overhead"
+
+
+def static_cache(torch, s, model, compute):
+    """transformers' fixed-size KV cache for the whole request, or None where it has none. Its
+    newer constructor takes the config and length and sizes itself on the first update; older
+    ones want the batch, device and dtype (extra keywords are accepted by both)."""
+    try:
+        from transformers import StaticCache
+    except ImportError:
+        return None
+    c, p, o = s["concurrency"], s["prompt_tokens"], s["output_tokens"]
+    return StaticCache(config=model.config, max_cache_len=p + o, max_batch_size=c, device="cuda",
+                       dtype=compute)
+
+
+def serve(torch, s, model, compute):
     model.eval()
     c, p, o = s["concurrency"], s["prompt_tokens"], s["output_tokens"]
-    ids = torch.randint(0, s["config"]["vocab_size"], (c, p), device="cuda")
+    ids = torch.randint(0, s["vocab"], (c, p), device="cuda")
+    cache = static_cache(torch, s, model, compute)
+    step, how = decoder(torch, s, model, cache)
+    positions = takes_positions(model)
+    # transformers' generate runs experts as grouped GEMMs in prefill and as batched GEMMs in
+    # decode (capturable in a graph); its loop over experts is neither.
+    experts = s["moe"] and hasattr(model, "set_experts_implementation")
     ttft, tpot, samples = [], [], []
     with torch.inference_mode():
         for rep in range(s["warmup_steps"] + s["measured_steps"]):
             if rep == s["warmup_steps"]:
                 torch.cuda.synchronize()
                 torch.cuda.reset_peak_memory_stats()
+            if cache is not None:
+                cache.reset()
             torch.cuda.synchronize()
             t0 = time.perf_counter()
-            out = model(input_ids=ids, use_cache=True)
+            # Prefill keeps the last position's logits only, as generate and every engine do:
+            # all positions' logits would be a [concurrency, prompt, vocab] tensor.
+            extra = ({"cache_position": torch.arange(p, device="cuda")}
+                     if cache is not None and positions else {})
+            if experts:
+                model.set_experts_implementation("grouped_mm")
+            out = model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1,
+                        **extra)
+            logits = out.logits
             torch.cuda.synchronize()
             t1 = time.perf_counter()
-            for _ in range(o - 1):
-                token = out.logits[:, -1:].argmax(-1)
-                out = model(input_ids=token, past_key_values=out.past_key_values, use_cache=True)
+            if cache is None:
+                cache_now = out.past_key_values
+            if experts:
+                model.set_experts_implementation("batched_mm")
+            for i in range(o - 1):
+                token = logits[:, -1:].argmax(-1)
+                if cache is None:
+                    out = model(input_ids=token, past_key_values=cache_now, use_cache=True,
+                                logits_to_keep=1)
+                    logits, cache_now = out.logits, out.past_key_values
+                else:
+                    logits = step(token, torch.tensor([p + i], device="cuda"))
             torch.cuda.synchronize()
             t2 = time.perf_counter()
             if rep >= s["warmup_steps"]:
@@ -281,6 +393,9 @@ def serve(torch, s, model):
     result["decode_tokens_per_s"] = c * 1e3 / result["tpot_ms"]
     result.update(monitored(samples))
     result["gpus"] = 1
+    result["decode"] = how
+    print(f"decode step: {how}. This is plain PyTorch on the card, the hardware's floor for "
+          "this model, not a serving engine's scheduler")
     return result, ids
 
 
@@ -308,6 +423,17 @@ def precision_check(torch, s, model, ids, compute, mixed):
     return {"logits_relative_error": error, "top1_agreement": agreement}
 
 
+def environment(torch):
+    """What the run ran on, kept with the measurement: the card, CUDA and library versions."""
+    found = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+             "cuda": getattr(torch.version, "cuda", None)}
+    for name in ("transformers", "peft", "bitsandbytes"):
+        module = sys.modules.get(name)
+        if module is not None:
+            found[name] = getattr(module, "__version__", "?")
+    return found
+
+
 def report(torch, s, built_params, measured, check):
     total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
     world = measured["gpus"]
@@ -318,14 +444,23 @@ def report(torch, s, built_params, measured, check):
         estimate = {k: v for k, v in estimate.items() if not k.startswith("peak_")}
         print("note: ZeRO-2 ran as ZeRO-1 (no gradient sharding in plain PyTorch): memory is "
               "not compared")
-    print(f"gpu: {torch.cuda.get_device_name(0)}  torch {torch.__version__}")
-    print(f"model: {s['model']}  built {built_params:,} parameters, engine {ESTIMATE['params_total']:,}"
-          f"  on {world} GPU(s)")
-    if not s["same_architecture"]:
-        print("note: rebuilt as a Llama-layout model of the same widths (MoE/MLA/other families "
-              "differ): compare memory and speed with care")
+    if str(measured.get("decode", "")).startswith("eager") and estimate:
+        # A Python loop of eager steps times the host, not the card: not an engine's TPOT.
+        estimate = {k: v for k, v in estimate.items()
+                    if not k.startswith("tpot") and k != "decode_tokens_per_s"}
+        print("note: the decode step ran eagerly: TPOT is not compared with the estimate")
+    env = environment(torch)
+    print("ran on: " + ", ".join(f"{k} {v}" for k, v in env.items()))
+    print(f"model: {s['model']} ({s['model_type']})  built {built_params:,} parameters, engine "
+          f"{ESTIMATE['params_total']:,}  on {world} GPU(s)")
+    if built_params != ESTIMATE["params_total"]:
+        print(f"warning: transformers built {built_params:,} parameters where the engine counted "
+              f"{ESTIMATE['params_total']:,}: the engine read this config differently, so the "
+              "figures below compare different models; report it rather than calibrate on it")
     print(f"{'quantity':<24}{'measured':>16} {'estimate':>16} {'diff':>10}")
     for key, value in measured.items():
+        if not isinstance(value, (int, float)):
+            continue
         expected = estimate.get(key) if key != "gpus" else None
         if expected:
             diff = (value - expected) / expected * 100
@@ -356,7 +491,9 @@ def report(torch, s, built_params, measured, check):
     if host is not None:
         print(f"  host RAM in use {host * 100:.0f}%"
               f"{': loaders and the page cache may swap' if host > 0.8 else ''}")
-    print("GPUPLAN_MEASUREMENT " + json.dumps({"settings": s, "measured": measured}))
+    record = {"settings": s, "measured": measured, "environment": env,
+              "model": {"built_params": built_params, "engine_params": ESTIMATE["params_total"]}}
+    print("GPUPLAN_MEASUREMENT " + json.dumps(record))
 
 
 def main():
@@ -377,7 +514,7 @@ def main():
     if s["kind"] in TRAINING:
         measured, ids = train(torch, s, model, compute, mixed, rank, world)
     else:
-        measured, ids = serve(torch, s, model)
+        measured, ids = serve(torch, s, model, compute)
     # The peaks of the measured steps, before the precision check allocates anything more; over
     # several GPUs, the most loaded one's.
     peaks = [torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()]

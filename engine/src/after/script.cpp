@@ -66,19 +66,85 @@ std::string LoraTargetList(const LoraTargets& t) {
   return out + "]";
 }
 
-// The families whose Hugging Face classes take Llama's field names unchanged; anything else
-// is rebuilt as a Llama-layout model of the same widths (the script prints both counts).
-std::string ModelType(const ModelSpec& m) {
-  static constexpr std::array<std::string_view, 4> kOwn = {"llama", "mistral", "qwen2", "qwen3"};
-  const bool own =
-      !m.IsMoe() && !m.IsMla() && std::find(kOwn.begin(), kOwn.end(), m.family) != kOwn.end();
-  return own ? m.family : "llama";
+// A JSON text as a Python literal: the same text with true/false/null spelled the Python way
+// outside strings. The text comes from nlohmann's dump, whose escapes (\" \\ \n \uXXXX ...)
+// Python reads alike and which never writes "\/"; continuation lines are indented by `indent`.
+std::string PythonFromJson(std::string_view json, std::string_view indent) {
+  std::string out;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < json.size()) {
+        out += json[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    const std::string_view rest = json.substr(i);
+    if (c == '"') {
+      in_string = true;
+      out += c;
+    } else if (c == '\n') {
+      out += "\n";
+      out += indent;
+    } else if (rest.substr(0, 4) == "true") {
+      out += "True";
+      i += 3;
+    } else if (rest.substr(0, 5) == "false") {
+      out += "False";
+      i += 4;
+    } else if (rest.substr(0, 4) == "null") {
+      out += "None";
+      i += 3;
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
-// Whether the rebuilt model has the request's architecture: its own family, or explicit
-// numbers (a dense Llama layout by definition).
-bool SameArchitecture(const ModelSpec& m) {
-  return ModelType(m) == m.family || (m.family == "explicit" && !m.IsMoe() && !m.IsMla());
+// A model given by explicit numbers has no config.json: it is written as the transformers
+// family whose layers are exactly those numbers (Llama: gated MLP, RMSNorm, no biases; Qwen2:
+// the same with q/k/v biases; Mixtral: Llama's attention with routed experts and a bias-free
+// router, every layer MoE), or refused with the reason when no family is.
+struct ExplicitArchitecture {
+  std::string model_type;  ///< empty when no transformers family has the layout
+  std::string refusal;
+};
+
+ExplicitArchitecture ExplicitFamily(const ModelSpec& m) {
+  if (m.mlp != MlpKind::kGated || m.norm != NormKind::kRms) {
+    return {"",
+            "no transformers family has a decoder with a plain MLP or LayerNorm and no "
+            "biases on its linears"};
+  }
+  if (!m.IsMoe()) return {m.qkv_bias ? "qwen2" : "llama", ""};
+  if (m.moe.shared_experts > 0 || m.moe.first_dense_layers > 0 || m.qkv_bias) {
+    return {"",
+            "no transformers family has routed experts with shared experts, leading dense "
+            "layers or q/k/v biases on Llama's attention: give the model's config.json"};
+  }
+  return {"mixtral", ""};
+}
+
+std::string ExplicitConfig(const ModelSpec& m, const std::string& model_type) {
+  std::string s =
+      "{\"vocab_size\": " + Int(m.vocab) + ", \"hidden_size\": " + Int(m.hidden) +
+      ", \"intermediate_size\": " + Int(m.IsMoe() ? m.moe.expert_intermediate : m.intermediate) +
+      ",\n               \"num_hidden_layers\": " + Int(m.layers) +
+      ", \"num_attention_heads\": " + Int(m.heads) +
+      ", \"num_key_value_heads\": " + Int(m.kv_heads) + ", \"head_dim\": " + Int(m.head_dim) +
+      ",\n               \"tie_word_embeddings\": " + Bool(m.tied_embeddings);
+  if (model_type == "llama") s += ", \"attention_bias\": False, \"mlp_bias\": False";
+  if (model_type == "mixtral") {
+    s += ", \"num_local_experts\": " + Int(m.moe.experts) +
+         ", \"num_experts_per_tok\": " + Int(m.moe.experts_per_token);
+  }
+  if (m.max_context > 0) s += ", \"max_position_embeddings\": " + Int(m.max_context);
+  return s + "}";
 }
 
 std::string Settings(const Question& q) {
@@ -93,16 +159,22 @@ std::string Settings(const Question& q) {
   };
   add("kind", Quote(Name(w.kind)));
   add("model", Quote(q.model_preset.empty() ? m.name : q.model_preset));
-  add("model_type", Quote(ModelType(m)));
-  add("same_architecture", Bool(SameArchitecture(m)));
-  s += "    \"config\": {\"vocab_size\": " + Int(m.vocab) + ", \"hidden_size\": " + Int(m.hidden) +
-       ", \"intermediate_size\": " +
-       Int(m.intermediate > 0 ? m.intermediate : m.moe.expert_intermediate) +
-       ",\n               \"num_hidden_layers\": " + Int(m.layers) +
-       ", \"num_attention_heads\": " + Int(m.heads) +
-       ", \"num_key_value_heads\": " + Int(m.kv_heads) + ", \"head_dim\": " + Int(m.head_dim) +
-       ",\n               \"tie_word_embeddings\": " + Bool(m.tied_embeddings) +
-       ", \"max_position_embeddings\": " + Int(positions) + "},\n";
+  // The architecture transformers builds: the config.json the engine read, whole (the script
+  // takes a multimodal wrapper's text_config and drops its quantisation), or explicit numbers
+  // written as a family.
+  if (!q.model_config.empty()) {
+    add("model_type", Quote(m.family));
+    add("unbuildable", Quote(""));
+    add("config", PythonFromJson(q.model_config, "    "));
+  } else {
+    const ExplicitArchitecture arch = ExplicitFamily(m);
+    add("model_type", arch.model_type.empty() ? "None" : Quote(arch.model_type));
+    add("unbuildable", Quote(arch.refusal));
+    s += "    \"config\": " + ExplicitConfig(m, arch.model_type) + ",\n";
+  }
+  add("positions", Int(positions));
+  add("vocab", Int(m.vocab));
+  add("moe", Bool(m.IsMoe()));
   add("weights", Quote(Name(r.precision.weights)));
   add("double_quant", Bool(r.precision.quant.double_quant));
   add("master_weights", Quote(r.precision.master == MasterWeights::kFp32 ? "fp32" : "none"));
@@ -170,8 +242,10 @@ std::string MeasurementScript(const Question& q, const Estimate& one_gpu, const 
   std::string out = "#!/usr/bin/env python3\n";
   out += "# Measures what gpuplan " + std::string(engine_version) + " (catalog " +
          std::string(catalog_version) + ") estimated, with random weights.\n";
-  out += "# Run: python3 gpuplan_measure.py   (torch, transformers; peft for LoRA; bitsandbytes\n";
-  out += "# for 4/8-bit bases and 8-bit optimizers). Nothing is downloaded.\n";
+  out += "# Run: python3 gpuplan_measure.py   (torch; transformers 4.56 or newer, which builds\n";
+  out +=
+      "# the model's own architecture from its config; peft for LoRA; bitsandbytes for 4/8-bit\n";
+  out += "# bases and 8-bit optimizers). Nothing is downloaded.\n";
   if (r.workload.IsTraining()) {
     out +=
         "# Speed-up curve (measure 1, 2 and 4 GPUs on the same data):\n"

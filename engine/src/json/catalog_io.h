@@ -22,6 +22,7 @@ struct ModelPreset {
   std::string name;
   std::string hf_repo;  ///< the Hugging Face repository the launch commands name; may be empty
   ModelSpec spec;
+  std::string hf_config;                  ///< the config.json the spec was read from, as JSON text
   double params_published = 0;            ///< 0 when the catalog has none
   bool params_published_rounded = false;  ///< only a rounded figure ("7B") is published
 };

@@ -65,6 +65,7 @@ void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& c
           req.setup.model = p->spec;
           req.model_preset = p->id;
           req.model_repo = p->hf_repo;
+          req.model_config = p->hf_config;
         }
       }
     } else {
@@ -74,6 +75,7 @@ void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& c
         if (hf_id && !hf_id->empty()) req.setup.model.name = *hf_id;
         if (req.setup.model.name.empty())
           req.setup.model.name = "config.json (" + req.setup.model.family + ")";
+        req.model_config = hf->dump(1, ' ', false, Json::error_handler_t::replace);
       }
       norm["hf_config"] = *hf;
     }

@@ -31,6 +31,9 @@ struct Question {
   Setup setup;               ///< the setup as asked, its stack's policies resolved
   std::string model_preset;  ///< catalog id when the model came from a preset
   std::string model_repo;    ///< its Hugging Face repository, when the catalog names one
+  /// The config.json the model was read from (the preset's or the request's), as JSON text;
+  /// empty for explicit numbers. The measurement script rebuilds the model from it.
+  std::string model_config;
   Constraints constraints;
   TrainingOverrides training;  ///< the stack settings the request named (launch writes them)
   ServingOverrides serving;

@@ -100,6 +100,16 @@ def tensor(values, dtype=None, device=None):
         return f"Tensor{list(self.shape)}"
 
 
+def arange(n, device=None):
+    return Tensor((n,))
+
+
+def compile(fn, mode=None, fullgraph=False):  # noqa: A001  (torch's own name)
+    """torch.compile: the stand-in records the mode and runs the function as it is."""
+    record("compile", mode=mode, fullgraph=fullgraph)
+    return fn
+
+
 def manual_seed(seed):
     record("manual_seed", seed=seed)
 
@@ -203,6 +213,7 @@ class _Cuda:
 
 
 cuda = _Cuda()
+version = types.SimpleNamespace(cuda="0.0-stand-in")
 from torch import distributed, nn  # noqa: E402  (the submodules the script reaches as attributes)
 backends = types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(
     allow_tf32=False)))

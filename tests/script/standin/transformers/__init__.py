@@ -5,6 +5,8 @@ import types
 import torch
 from recorder import record
 
+from .architectures import BUILDERS, Config, parameter_tree
+
 __version__ = "0.0-recording-stand-in"
 
 
@@ -12,6 +14,8 @@ class AutoConfig:
     @staticmethod
     def for_model(model_type, **kwargs):
         record("config", model_type=model_type, **kwargs)
+        if model_type not in BUILDERS:  # as transformers' CONFIG_MAPPING answers
+            raise ValueError(f"Unrecognized model identifier: {model_type}")
         return types.SimpleNamespace(model_type=model_type, **kwargs)
 
 
@@ -38,9 +42,10 @@ class _Model:
         return self
 
     def parameters(self):
-        # Two stand-in tensors: the count the script prints is not the point here.
-        return [torch.Tensor((self.config.vocab_size, self.config.hidden_size), True),
-                torch.Tensor((self.config.hidden_size,), True)]
+        # The tensors transformers would build for this config, one per part of the tree.
+        fields = {k: v for k, v in vars(self.config).items() if k != "model_type"}
+        return [torch.Tensor((numel,), True)
+                for _, numel in parameter_tree(self.config.model_type, fields)]
 
     def gradient_checkpointing_enable(self, **kwargs):
         record("gradient_checkpointing_enable", **kwargs)
@@ -60,11 +65,33 @@ class _Model:
     def save_pretrained(self, path):
         record("save_pretrained")
 
-    def __call__(self, input_ids, labels=None, use_cache=None, past_key_values=None):
+    def forward(self, input_ids, labels=None, use_cache=None, past_key_values=None,
+                logits_to_keep=0):
+        """The forward of transformers 5.5 and later: no cache_position argument (the static
+        cache counts its own length)."""
         record("forward", shape=list(input_ids.shape), labels=labels is not None,
-               use_cache=use_cache, past=past_key_values is not None)
+               use_cache=use_cache, past=past_key_values is not None,
+               static_cache=isinstance(past_key_values, StaticCache),
+               logits_to_keep=logits_to_keep)
         batch, length = input_ids.shape
-        return _Output(batch, length, self.config.vocab_size, labels is not None)
+        fields = {k: v for k, v in vars(self.config).items() if k != "model_type"}
+        vocab = Config(self.config.model_type, fields).get("vocab_size", "n_vocab")
+        kept = length if logits_to_keep == 0 else min(logits_to_keep, length)
+        return _Output(batch, kept, vocab, labels is not None)
+
+    def __call__(self, **kwargs):
+        return self.forward(**kwargs)
+
+    def set_experts_implementation(self, name):
+        record("experts_implementation", name=name)
+
+
+class StaticCache:
+    def __init__(self, **kwargs):
+        record("static_cache", **{k: v for k, v in kwargs.items() if k != "config"})
+
+    def reset(self):
+        record("cache_reset")
 
 
 class AutoModelForCausalLM:
