@@ -72,6 +72,44 @@ TEST(Calibration, HalfTheEstimatedThroughputMoreThanHalvesComputeEfficiency) {
   EXPECT_EQ(c["calibration"]["measured_on"], "h100-sxm-80gb");
 }
 
+// The loop closes: a run that measured what was estimated calibrates to factors of 1 (within
+// the 0.1% the derivation rounds to 1) and no mismatch is diagnosed. The measurement is the
+// estimate's own figures, as the measurement script would report a run the engine got right.
+TEST(Calibration, ARunThatMatchedItsEstimateCalibratesToOne) {
+  const Json training = OneB();
+  Json serving = {{"model", {{"preset", "llama-3.2-1b"}}},
+                  {"workload",
+                   {{"kind", "inference"},
+                    {"prompt_tokens", 1024},
+                    {"output_tokens", 256},
+                    {"concurrency", 8}}},
+                  {"gpu", "h100-sxm-80gb"}};
+  for (Json r : {training, serving}) {
+    const Json e = Result(r);
+    const double allocated = e["memory"]["allocated_bytes"].get<double>();
+    const double slack = e["memory"]["detail"]["runtime.allocator_slack"].get<double>();
+    r["measured"] = {{"peak_allocated_bytes", allocated}, {"peak_reserved_bytes", allocated + slack}};
+    if (r["workload"]["kind"] == "inference") {
+      r["measured"]["ttft_ms"] = e["performance"]["inference"]["ttft_ms"];
+      r["measured"]["tpot_ms"] = e["performance"]["inference"]["tpot_ms"];
+    } else {
+      r["measured"]["tokens_per_s"] = e["performance"]["training"]["tokens_per_s"];
+    }
+    const Json c = CalibrateOk(r);
+    for (const char* factor : {"compute", "bandwidth", "memory", "interconnect"}) {
+      if (c["calibration"].contains(factor)) {
+        EXPECT_NEAR(c["calibration"][factor].get<double>(), 1.0, 0.02) << factor << r.dump();
+      }
+    }
+    for (const Json& row : c["comparisons"]) {
+      EXPECT_NEAR(row["error"].get<double>(), 0.0, 0.01) << row.dump();
+      EXPECT_TRUE(row["within_success_line"].get<bool>()) << row.dump();
+    }
+    EXPECT_GE(c["comparisons"].size(), 3U);
+    EXPECT_TRUE(c["diagnosis"].empty()) << c["diagnosis"].dump(1);
+  }
+}
+
 TEST(Calibration, WithinTenPercentIsTheSuccessLine) {
   Json r = OneB();
   r["measured"] = {{"tokens_per_s", 45000}};  // 49,084.0 / 45,000 - 1 = +9.1%
