@@ -36,7 +36,8 @@ export function suggestWeights(format, chosen = false) {
 
 // The form field each engine path belongs to, so an error names what the user typed into.
 const kFieldOfPath = [
-  ['/precision/optimizer_states', 'optimizer_states'], ['/memory_techniques/compile', 'compile'],
+  ['/precision/optimizer_states', 'optimizer_states'], ['/optimizer_kernel', 'optimizer_kernel'],
+  ['/memory_techniques/compile', 'compile'],
   ['/memory_techniques/recompute', 'recompute'], ['/memory_techniques/recompute_every', 'recompute_every'],
   ['/parallel/pp_schedule', 'pp_schedule'], ['/parallel/virtual_stages', 'virtual_stages'],
   ...kOverlap.map((k) => [`/parallel/overlap/${k}`, `overlap_${k}`]),
@@ -159,6 +160,8 @@ export function showDefaults(normalized) {
   };
   const states = normalized?.precision?.optimizer_states;
   named('optimizer_states', states, states === 'param' ? t('opt_param') : states);
+  const kernel = normalized?.optimizer_kernel;
+  named('optimizer_kernel', kernel, kernel && t(`ok_${kernel}`));
   const rc = normalized?.memory_techniques?.recompute;
   named('recompute', rc, rc && t(`rc_${rc}`));
   named('pp_schedule', p.pp_schedule, p.pp_schedule === 'interleaved' ? t('pp_interleaved')

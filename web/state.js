@@ -12,7 +12,7 @@ export const kDefaults = Object.freeze({
   vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '', cal_slack: '',
   cal_on: '', cal_peak: '', cal_setup: '', waits: '', fleet: '', framework: '', rps: '', prompt_p95: '',
   output_p95: '', prefix_hit: '', global_batch: '', global_batch_unit: '', headroom_pct: '', chunked_loss: '',
-  optimizer_states: '', compile: '', recompute: '', recompute_every: '', pp_schedule: '',
+  optimizer_states: '', optimizer_kernel: '', compile: '', recompute: '', recompute_every: '', pp_schedule: '',
   virtual_stages: '', overlap_tp_comm: '', overlap_grad_reduce: '', overlap_param_gather: '',
   srv_version: '', srv_share: '', srv_max_seqs: '', srv_batched: '', srv_max_model_len: '',
   srv_eager: '', srv_n_ctx: '', srv_cache_k: '', srv_cache_v: '', hf_id: '', market: '',
@@ -165,6 +165,7 @@ function trainingTechniques(state, precision) {
   }
   if (Object.keys(overlap).length) parallel.overlap = overlap;
   const out = {};
+  if (state.optimizer_kernel) out.optimizer_kernel = state.optimizer_kernel;
   if (Object.keys(mt).length) out.memory_techniques = mt;
   if (Object.keys(parallel).length) out.parallel = parallel;
   return out;
@@ -292,7 +293,7 @@ const kFormatDefaults = Object.freeze({
     vocab: '', cal_compute: '', cal_bandwidth: '', cal_memory: '', cal_interconnect: '',
     cal_slack: '', cal_on: '', cal_peak: '', cal_setup: '', waits: '', fleet: '', framework: '', rps: '',
     prompt_p95: '', output_p95: '', prefix_hit: '', global_batch: '', global_batch_unit: '', headroom_pct: '',
-    chunked_loss: '', optimizer_states: '', compile: '', recompute: '', recompute_every: '',
+    chunked_loss: '', optimizer_states: '', optimizer_kernel: '', compile: '', recompute: '', recompute_every: '',
     pp_schedule: '', virtual_stages: '', overlap_tp_comm: '', overlap_grad_reduce: '',
     overlap_param_gather: '', srv_version: '', srv_share: '', srv_max_seqs: '', srv_batched: '',
     srv_max_model_len: '', srv_eager: '', srv_n_ctx: '', srv_cache_k: '', srv_cache_v: '',

@@ -64,6 +64,26 @@ void WarnMeasured(json_io::ParsedRequest* parsed) {
     parsed->warnings.push_back(Note{"unused_field", {}, "is read only by calibrate", "/measured"});
   }
 }
+
+// The profile whose model-code values describe the program `gpuplan script` writes: it builds
+// the model with transformers' own classes, so what its modeling code saves (fp32 norm
+// inputs, the loss's logit copies, PEFT's k-bit preparation) is that profile's.
+constexpr std::string_view kScriptModelCode = "hf_transformers";
+
+// The setup the measurement program runs, so the estimate it prints beside its figures is the
+// estimate of what ran: transformers' modeling code under the program's own loop, which steps
+// torch.optim with the request's kernel (its stack's, unless it named one) and trains LoRA
+// without autocast (PEFT's fp32 input copies). Serving keeps the request's setup.
+Setup ScriptSetup(const Question& q) {
+  Setup s = q.setup;
+  const StackProfile* model_code = json_io::FindStack(kScriptModelCode);
+  if (!s.workload.IsTraining() || model_code == nullptr) return s;
+  TrainingOverrides o = q.training;
+  o.optimizer_kernel = q.setup.training.optimizer_kernel;
+  o.lora_input_copy_bytes = 4;
+  UseStack(&s, *model_code, o, q.serving);
+  return s;
+}
 }  // namespace
 
 std::string Engine::Estimate(std::string_view request_json) const {
@@ -94,10 +114,11 @@ std::string Engine::Script(std::string_view request_json) const {
   json_io::ParsedRequest parsed;
   std::string envelope;
   if (!Parse(request_json, /*require_gpu=*/true, &parsed, &envelope)) return envelope;
-  const gpuplan::Estimate one = EstimateSetup(OneGpu(parsed.request.setup), /*with_levers=*/false);
-  const bool several = parsed.request.setup.parallel.gpus > 1;
+  const Setup runs = ScriptSetup(parsed.request);
+  const gpuplan::Estimate one = EstimateSetup(OneGpu(runs), /*with_levers=*/false);
+  const bool several = runs.parallel.gpus > 1;
   const gpuplan::Estimate layout =
-      several ? EstimateSetup(parsed.request.setup, /*with_levers=*/false) : gpuplan::Estimate{};
+      several ? EstimateSetup(runs, /*with_levers=*/false) : gpuplan::Estimate{};
   const json_io::Json result = {
       {"filename", "gpuplan_measure.py"},
       {"script", MeasurementScript(parsed.request, one, several ? &layout : nullptr, Version(),

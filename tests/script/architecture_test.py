@@ -105,6 +105,43 @@ class EveryPreset(unittest.TestCase):
                 self.assertAlmostEqual(built / 1e9, billions, delta=0.06)
 
 
+    def test_a_whole_float_reaches_transformers_as_the_float_it_declares(self):
+        # Gemma 2 2B's config.json has final_logit_softcapping 30.0; the engine writes whole
+        # numbers as integers (as the page's JavaScript does), and Gemma2Config declares the
+        # field float | None, which transformers 5's strict configs enforce.
+        code, out, calls = run({"preset": "gemma-2-2b"})
+        self.assertEqual(code, 0, out)
+        config = only(calls, "config")
+        self.assertIsInstance(config["final_logit_softcapping"], float)
+        self.assertEqual(config["final_logit_softcapping"], 30.0)
+        self.assertIsInstance(config["sliding_window"], int)  # declared int | None: kept
+
+
+    def test_lora_targets_become_each_familys_module_names(self):
+        # PEFT matches target_modules by module name: Phi-3 fuses q/k/v (qkv_proj) and
+        # gate/up (gate_up_proj); GPT-2 names its projections c_attn, attn.c_proj, c_fc and
+        # mlp.c_proj; DeepSeek-V3's latent attention adapts q_a/q_b and kv_a/kv_b
+        # (modeling_phi3.py, modeling_gpt2.py, modeling_deepseek_v3.py).
+        lora = {"kind": "lora", "micro_batch": 1, "seq_len": 256, "lora_rank": 8}
+        cases = {
+            "phi-3-mini": ["qkv_proj", "o_proj", "gate_up_proj", "down_proj"],
+            "gpt2": ["c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"],
+            "deepseek-v2-lite": ["q_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj",
+                                 "gate_proj", "up_proj", "down_proj"],
+            "llama-3.2-1b": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                             "down_proj"],
+        }
+        for preset, modules in cases.items():
+            with self.subTest(preset):
+                code, out, calls = run({"preset": preset}, lora)
+                self.assertEqual(code, 0, out)
+                self.assertEqual(only(calls, "lora_config")["target_modules"], modules)
+        # DeepSeek-V3 projects its queries through a low-rank pair.
+        _, _, calls = run({"preset": "deepseek-v3"}, lora)
+        self.assertEqual(only(calls, "lora_config")["target_modules"][:4],
+                         ["q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj"])
+
+
 class ExplicitNumbers(unittest.TestCase):
     def test_a_dense_model_is_built_as_llama_and_with_qkv_biases_as_qwen2(self):
         # 24 layers of width 1024, 16 heads (4 KV), MLP 2816, vocab 32000, untied. Worked by hand:

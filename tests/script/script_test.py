@@ -85,8 +85,18 @@ class MeasurementScript(unittest.TestCase):
         self.assertEqual(count(calls, "autocast_enter", dtype="torch.bfloat16", enabled=True), 53)
         self.assertEqual(count(calls, "loss_scaled", divisor=4), 52)
         self.assertEqual(count(calls, "optimizer_step"), 13)
+        # torch.optim's implementation as estimated: plain PyTorch's default, foreach.
         opt = only(calls, "optimizer")
-        self.assertEqual((opt["name"], opt["lr"]), ("AdamW", 1e-5))
+        self.assertEqual((opt["name"], opt["lr"], opt["foreach"]), ("AdamW", 1e-5, True))
+        self.assertNotIn("fused", opt)
+        # The Hugging Face Trainer's stack steps fused; a request may name the kernel too.
+        for named in ({"framework": "hf_transformers"}, {"optimizer_kernel": "fused"}):
+            code, out, calls = execute(generate({**request, **named}))
+            self.assertEqual(code, 0, out)
+            self.assertEqual(only(calls, "optimizer")["fused"], True, named)
+        code, out, calls = execute(generate({**request, "optimizer_kernel": "for_loop"}))
+        self.assertEqual(only(calls, "optimizer")["foreach"], False)
+        code, out, calls = execute(generate(request))
         self.assertEqual(only(calls, "gradient_checkpointing_enable"),
                          {"call": "gradient_checkpointing_enable",
                           "gradient_checkpointing_kwargs": {"use_reentrant": False}})
@@ -248,7 +258,7 @@ class MeasurementScript(unittest.TestCase):
         self.assertEqual(code, 0, out)
         self.assertEqual(only(calls, "zero_redundancy_optimizer"),
                          {"call": "zero_redundancy_optimizer", "optimizer_class": "AdamW",
-                          "lr": 1e-5})
+                          "lr": 1e-5, "foreach": True})
         self.assertEqual(count(calls, "optimizer"), 0)
         self.assertEqual(count(calls, "fsdp"), 0)
 

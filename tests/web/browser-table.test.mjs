@@ -251,7 +251,7 @@ test('rank codes, almost-fit levers, fewest cards and rejections as the CLI give
   let seq = await planSeq(page);
   await setField(page, '#kind', 'full_finetune');
   await setField(page, '#model', 'llama-3.1-70b');
-  await setField(page, kMaxGpus, '8');
+  await setField(page, kMaxGpus, '16');
   await page.evaluate(() => document.activeElement?.blur());  // its change fires now, not on a later click
   seq = await waitPlanned(page, seq);
   let cli = cliPlan((await readPage(page)).text);

@@ -29,6 +29,7 @@ SETTINGS = {
     "master_weights": "none",
     "kv_cache": "bf16",
     "optimizer": "adamw",
+    "optimizer_kernel": "foreach",
     "micro_batch": 1,
     "seq_len": 2048,
     "grad_accum": 1,
@@ -48,6 +49,7 @@ SETTINGS = {
 
 ESTIMATE = {
     "params_total": 1235814400,
+    "trainable_params": 851968,
     "peak_allocated_bytes": 8153862144,
     "peak_reserved_bytes": 8561555251.2,
     "step_s": 0.123,
@@ -105,6 +107,27 @@ def architecture(s):
     return fields
 
 
+def as_declared(transformers, model_type, fields):
+    """The config's fields with the types its transformers class declares. A whole float is
+    written as an integer here (8.0 as 8, as JavaScript writes it), and transformers 5's
+    configs are strict dataclasses that refuse an int where they declare a float
+    (huggingface_hub's @strict): each such field is made a float again."""
+    import typing
+    try:
+        hints = typing.get_type_hints(transformers.CONFIG_MAPPING[model_type])
+    except Exception:  # an older transformers without annotations, or one it cannot resolve
+        return fields
+    out = dict(fields)
+    for name, value in fields.items():
+        hint = hints.get(name)
+        if hint is None or isinstance(value, bool) or not isinstance(value, int):
+            continue
+        allowed = typing.get_args(hint) or (hint,)
+        if float in allowed and int not in allowed:
+            out[name] = float(value)
+    return out
+
+
 def dtype_argument(transformers):
     """transformers 4.56 renamed from_pretrained's and from_config's torch_dtype to dtype (the
     old name warns in 5)."""
@@ -126,7 +149,8 @@ def build_model(torch, s):
     params = torch.float32 if mixed else compute
     attn = "sdpa" if s["flash_attention"] else "eager"
     try:
-        config = AutoConfig.for_model(s["model_type"], **architecture(s))
+        fields = as_declared(transformers, s["model_type"], architecture(s))
+        config = AutoConfig.for_model(s["model_type"], **fields)
     except (KeyError, ValueError) as e:
         sys.exit(f"not measured: transformers {transformers.__version__} has no model_type "
                  f"{s['model_type']!r} ({e}); a newer transformers may")
@@ -151,10 +175,16 @@ def build_model(torch, s):
 def optimizer_class(torch, s):
     """The optimizer's class and its arguments (ZeroRedundancyOptimizer takes them apart)."""
     name, lr = s["optimizer"], 1e-5
+    # torch.optim's implementation, as the engine estimated it: foreach (torch's default on
+    # CUDA) takes each operation over every parameter at once, with temporaries to match;
+    # fused updates in place; for_loop visits one parameter at a time.
+    kernel = {"foreach": {"foreach": True}, "fused": {"fused": True},
+              "for_loop": {"foreach": False}}[s["optimizer_kernel"]]
     if name in ("adamw", "adam"):
-        return (torch.optim.AdamW if name == "adamw" else torch.optim.Adam), {"lr": lr}
+        return (torch.optim.AdamW if name == "adamw" else torch.optim.Adam), {"lr": lr, **kernel}
     if name in ("sgd", "sgd_momentum"):
-        return torch.optim.SGD, {"lr": lr, "momentum": 0.9 if name == "sgd_momentum" else 0.0}
+        return torch.optim.SGD, {"lr": lr, "momentum": 0.9 if name == "sgd_momentum" else 0.0,
+                                 **kernel}
     if name == "adafactor":
         from transformers.optimization import Adafactor
         return Adafactor, {"lr": lr, "scale_parameter": False, "relative_step": False}
@@ -239,6 +269,45 @@ def monitored(samples):
     return out
 
 
+# transformers' module names for the engine's LoRA targets where a family's differ from Llama's
+# (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, lm_head): Phi-3 fuses q/k/v
+# and gate/up into one linear each, so one adapter serves both (fewer parameters than two);
+# GPT-2, GPTBigCode, Falcon and BLOOM fuse q/k/v too; DeepSeek's latent attention adapts its
+# down- and up-projections. A plain MLP (GPT-2, Falcon, OPT, BLOOM) has no gate to adapt.
+# Routed experts are fused 3-D tensors in transformers 5, which
+# target_modules does not reach: the engine's count leaves them out unless asked.
+LORA_MODULES = {
+    "phi3": {"q_proj": ["qkv_proj"], "k_proj": ["qkv_proj"], "v_proj": ["qkv_proj"],
+             "gate_proj": ["gate_up_proj"], "up_proj": ["gate_up_proj"]},
+    "gpt2": {"q_proj": ["c_attn"], "k_proj": ["c_attn"], "v_proj": ["c_attn"],
+             "o_proj": ["attn.c_proj"], "gate_proj": [], "up_proj": ["c_fc"],
+             "down_proj": ["mlp.c_proj"]},
+    "falcon": {"q_proj": ["query_key_value"], "k_proj": ["query_key_value"],
+               "v_proj": ["query_key_value"], "o_proj": ["self_attention.dense"],
+               "gate_proj": [], "up_proj": ["dense_h_to_4h"], "down_proj": ["dense_4h_to_h"]},
+    "opt": {"o_proj": ["out_proj"], "gate_proj": [], "up_proj": ["fc1"], "down_proj": ["fc2"]},
+    "deepseek_v2": {"q_proj": ["q_a_proj", "q_b_proj"],
+                    "k_proj": ["kv_a_proj_with_mqa", "kv_b_proj"],
+                    "v_proj": ["kv_a_proj_with_mqa", "kv_b_proj"]},
+}
+LORA_MODULES["gpt_bigcode"] = LORA_MODULES["gpt2"]
+LORA_MODULES["bloom"] = LORA_MODULES["falcon"]
+LORA_MODULES["deepseek_v3"] = LORA_MODULES["deepseek_v2"]
+
+
+def lora_modules(s):
+    """The request's LoRA targets as the family's module names, each once."""
+    names = dict(LORA_MODULES.get(s["model_type"], {}))
+    if s["model_type"].startswith("deepseek") and not s["config"].get("q_lora_rank"):
+        names["q_proj"] = ["q_proj"]  # queries projected directly
+    out = []
+    for target in s["lora_targets"]:
+        for name in names.get(target, [target]):
+            if name not in out:
+                out.append(name)
+    return out
+
+
 def train(torch, s, model, compute, mixed, rank, world):
     checkpointing = s["recompute"] != "none"
     if s["kind"] == "qlora":
@@ -251,8 +320,9 @@ def train(torch, s, model, compute, mixed, rank, world):
         from peft import LoraConfig, get_peft_model
         model = get_peft_model(model, LoraConfig(r=s["lora_rank"], lora_alpha=2 * s["lora_rank"],
                                                  lora_dropout=0.0,
-                                                 target_modules=s["lora_targets"],
+                                                 target_modules=lora_modules(s),
                                                  task_type="CAUSAL_LM"))
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     model.train()
     zero = s["layout"]["zero"] if world > 1 else 0
     if world > 1:
@@ -290,7 +360,7 @@ def train(torch, s, model, compute, mixed, rank, world):
             sample(torch, samples)
     step_s = statistics.median(times)
     return {"gpus": world, "step_s": step_s, "tokens_per_s": mb * seq * ga * world / step_s,
-            **monitored(samples)}, ids
+            "trainable_params": trainable, **monitored(samples)}, ids
 
 
 def percentile(values, q):
@@ -465,6 +535,10 @@ def report(torch, s, built_params, measured, check):
         if expected:
             diff = (value - expected) / expected * 100
             flag = "" if abs(diff) <= 10 else "  beyond the 10% line: calibrate"
+            if key == "trainable_params" and value != expected:
+                # A count, not a rate: a difference is another model, not a factor to fit.
+                flag = ("  not the engine's count (a fused module takes one adapter where the "
+                        "engine counts one per projection)")
             print(f"{key:<24}{value:>16.6g} {expected:>16.6g} {diff:>+9.1f}%{flag}")
         else:
             print(f"{key:<24}{value:>16.6g}")

@@ -180,6 +180,7 @@ std::string Settings(const Question& q) {
   add("master_weights", Quote(r.precision.master == MasterWeights::kFp32 ? "fp32" : "none"));
   add("kv_cache", Quote(Name(r.precision.kv_cache)));
   add("optimizer", Quote(Name(r.optimizer)));
+  add("optimizer_kernel", Quote(Name(r.training.optimizer_kernel)));
   add("micro_batch", Int(w.micro_batch));
   add("seq_len", Int(w.seq_len));
   add("grad_accum", Int(w.grad_accum));
@@ -210,6 +211,13 @@ std::string EstimateBlock(const char* name, const Estimate* estimate) {
     s += "    " + Quote(key) + ": " + value + ",\n";
   };
   add("params_total", Int(e.params.total));
+  if (e.has_training) {
+    // What trains: LoRA's adapters (the whole model's, as the script builds it) or every
+    // parameter.
+    const auto adapters = e.memory.detail.find("lora_adapter_params_per_gpu");
+    add("trainable_params",
+        adapters != e.memory.detail.end() ? Num(adapters->second) : Int(e.params.total));
+  }
   add("peak_allocated_bytes", Num(b.Allocated()));
   // torch's reserved counter holds the tensors and the allocator's slack, not the CUDA context.
   const auto slack = e.memory.detail.find("runtime.allocator_slack");

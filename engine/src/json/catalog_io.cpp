@@ -282,7 +282,7 @@ LoadedCatalog LoadCatalog(std::string_view gpus_text, std::string_view models_te
         if (!spec) continue;
         spec->name = preset.name;
         preset.spec = std::move(*spec);
-        preset.hf_config = hf->dump(1, ' ', false, Json::error_handler_t::replace);
+        preset.hf_config = ConfigText(*hf);
         if (!ids.insert(preset.id).second) {
           ctx.Error("duplicate_id", path + "/id", "repeats the id '" + preset.id + "'");
           continue;

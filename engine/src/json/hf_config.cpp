@@ -753,6 +753,28 @@ void CheckpointWeights(const Json& config, ModelSpec* m) {
 
 }  // namespace
 
+namespace {
+
+void WholeFloatsAsIntegers(Json* v) {
+  if (v->is_number_float()) {
+    const double d = v->get<double>();
+    constexpr double kExact = 9007199254740992.0;  // 2^53: every integer below is a double
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < kExact) {
+      *v = static_cast<int64_t>(d);
+    }
+  } else if (v->is_structured()) {
+    for (Json& item : *v) WholeFloatsAsIntegers(&item);
+  }
+}
+
+}  // namespace
+
+std::string ConfigText(const Json& config) {
+  Json copy = config;
+  WholeFloatsAsIntegers(&copy);
+  return copy.dump(1, ' ', false, Json::error_handler_t::replace);
+}
+
 std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string& path,
                                            const ReadContext& ctx, std::vector<Note>* warnings) {
   if (!config.is_object()) {

@@ -20,6 +20,12 @@ namespace gpuplan::json_io {
 std::optional<ModelSpec> ModelFromHfConfig(const Json& config, const std::string& path,
                                            const ReadContext& ctx, std::vector<Note>* warnings);
 
+/// The config as JSON text for the measurement script, the same whichever way it came: a
+/// whole number written as a float (8.0) is written as an integer (8), as JavaScript writes
+/// it, so the page and the CLI write the same program (the program gives a field the type its
+/// transformers config class declares).
+std::string ConfigText(const Json& config);
+
 /// Builds a ModelSpec from the contract's explicit numbers, writing the normalised copy. A stated
 /// `params` that exactly one defaulted choice explains selects it, with a warning.
 std::optional<ModelSpec> ModelFromExplicit(const Json& model, const std::string& path,

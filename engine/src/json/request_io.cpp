@@ -75,7 +75,7 @@ void ReadModel(const Json* model, const LoadedCatalog& cat, const ReadContext& c
         if (hf_id && !hf_id->empty()) req.setup.model.name = *hf_id;
         if (req.setup.model.name.empty())
           req.setup.model.name = "config.json (" + req.setup.model.family + ")";
-        req.model_config = hf->dump(1, ' ', false, Json::error_handler_t::replace);
+        req.model_config = ConfigText(*hf);
       }
       norm["hf_config"] = *hf;
     }
@@ -800,9 +800,25 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
     for (const auto& [name, o] : kOpt) {
       if (opt == name) req.setup.optimizer = o;
     }
-  } else if (top.Has("optimizer")) {
-    top.Accept("optimizer");
-    out->warnings.push_back(Unused("/optimizer", "is not used by inference"));
+    // How the step runs over the parameters (torch.optim's foreach, fused or for-loop): the
+    // stack's unless given.
+    const OptimizerKernel standing = req.setup.stack->training.optimizer_kernel;
+    const std::string kernel = top.Has("optimizer_kernel")
+                                   ? top.Enum("optimizer_kernel", {"foreach", "fused", "for_loop"})
+                                         .value_or(Name(standing))
+                                   : Name(standing);
+    if (!top.Has("optimizer_kernel")) top.Accept("optimizer_kernel");
+    for (const OptimizerKernel k :
+         {OptimizerKernel::kForeach, OptimizerKernel::kFused, OptimizerKernel::kForLoop}) {
+      if (top.Has("optimizer_kernel") && kernel == Name(k)) req.training.optimizer_kernel = k;
+    }
+    out->normalized["optimizer_kernel"] = kernel;
+  } else {
+    for (const char* key : {"optimizer", "optimizer_kernel"}) {
+      if (!top.Has(key)) continue;
+      top.Accept(key);
+      out->warnings.push_back(Unused(std::string("/") + key, "is not used by inference"));
+    }
   }
   ReadServing(top.Raw("serving"), ctx, out);
   ReadTechniques(top.Raw("memory_techniques"), ctx, out);

@@ -227,6 +227,18 @@ bool SetKvBudget(const Json& v, const Reading& r, StackProfile* p) {
   return false;
 }
 
+bool SetOptimizerKernel(const Json& v, const Reading& r, StackProfile* p) {
+  for (const OptimizerKernel k :
+       {OptimizerKernel::kForeach, OptimizerKernel::kFused, OptimizerKernel::kForLoop}) {
+    if (v.is_string() && v.get<std::string>() == Name(k)) {
+      p->training.optimizer_kernel = k;
+      return true;
+    }
+  }
+  r.Fail("must be foreach, fused or for_loop, got " + Show(v));
+  return false;
+}
+
 using P = StackProfile;
 constexpr double kHuge = 1e13;
 using Custom = bool (*)(const Json&, const Reading&, P*);
@@ -251,6 +263,10 @@ const PolicyField kPolicyFields[] = {
     Other("layouts.default_zero", [](const Json& v, const Reading& r,
                                      P* p) { return SetZero(v, r, &p->layouts.default_zero); }),
     Flag("training.master_copy", [](P* p) { return &p->training.master_copy; }),
+    Other("training.optimizer_kernel", SetOptimizerKernel),
+    Num(
+        "training.lora_input_copy_bytes", [](P* p) { return &p->training.lora_input_copy_bytes; },
+        0, 4),
     Flag("training.fp32_grad_accumulation",
          [](P* p) { return &p->training.fp32_grad_accumulation; }),
     Flag("training.kbit_fp32_upcast", [](P* p) { return &p->training.kbit_fp32_upcast; }),

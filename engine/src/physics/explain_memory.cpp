@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The formula and inputs behind every memory figure and the parameter counts (the result's
 // explain), from the figures the memory model recorded.
+#include <algorithm>
 #include <string>
 
 #include "physics/estimate_parts.h"
@@ -74,11 +75,17 @@ void ExplainParameterParts(const Setup& r, const ParamCounts& c, const Estimate&
        "gradients are made by its backward"}};
   x[base + "optimizer_states"] = {
       "trainable parameters x (optimizer state bytes + fp32 master copy bytes); / data-parallel "
-      "ranks under ZeRO-1/2/3; 0 on the GPU when offloaded or paged",
+      "ranks under ZeRO-1/2/3; 0 on the GPU when offloaded or paged; when the optimizer step "
+      "is the peak, + the step's temporaries: Adam(W) with torch.optim's foreach kernel "
+      "(optimizer_kernel) takes the square root of every second moment at once, half the "
+      "moment bytes; a for-loop step twice its largest parameter's; a fused kernel none",
       {{"master_bytes", get("optimizer_states.master_weights")},
-       {"moment_bytes", get("optimizer_states.moments")}},
+       {"moment_bytes", get("optimizer_states.moments")},
+       {"step_temporaries_bytes", get("optimizer_states.step_temporaries")}},
       {"AdamW: two fp32 moments = 8 bytes/param; with bf16 weights, bf16 gradients and an fp32 "
-       "master copy the total is 16 bytes/param (ZeRO paper)"}};
+       "master copy the total is 16 bytes/param (ZeRO paper)",
+       "torch.optim uses foreach on CUDA unless told fused=True (torch/optim/optimizer.py, "
+       "_default_to_fused_or_foreach); the Hugging Face Trainer asks for fused from torch 2.8"}};
 }
 
 // Activations (training: saved for backward; serving: the prefill working set) and the KV cache.
@@ -165,19 +172,28 @@ void ExplainBuffersAndTotals(const Setup& r, const ParamCounts& c, const Estimat
   if (r.workload.IsTraining()) {
     const double forward = get("peak.end_of_forward");
     const double backward = get("peak.end_of_backward");
+    const double step = get("peak.optimizer_step");
+    const char* binds =
+        step > std::max(forward, backward)
+            ? "the optimizer step binds: its temporaries and every gradient outweigh the "
+              "activations the passes hold"
+        : forward > backward ? "the end of forward binds: saved activations outweigh the "
+                               "gradients backward makes"
+                             : "the end of backward binds: the gradients outweigh the "
+                               "activations backward frees";
     x["/memory/total_bytes"] = {
-        "sum of the seven per-GPU parts at the step's peak, the larger of two moments, each "
+        "sum of the seven per-GPU parts at the step's peak, the largest of three moments, each "
         "(...) x (1 + allocator_slack) + reserve + communicators: end of forward, into the "
         "loss's backward = (weights + optimizer states + gradients kept from before, else the "
         "first ones backward makes + saved activations + logits and loss + buffers alive "
         "then); end of backward = (weights + optimizer states + all "
         "gradients + activations not yet freed + recompute and backward working sets + "
-        "buffers)",
-        {{"end_of_forward_bytes", forward}, {"end_of_backward_bytes", backward}},
-        {forward > backward ? "the end of forward binds: saved activations outweigh the "
-                              "gradients backward makes"
-                            : "the end of backward binds: the gradients outweigh the "
-                              "activations backward frees"}};
+        "buffers); optimizer step = (weights + optimizer states + the step's temporaries + all "
+        "gradients + buffers kept between steps)",
+        {{"end_of_forward_bytes", forward},
+         {"end_of_backward_bytes", backward},
+         {"optimizer_step_bytes", step}},
+        {binds}};
   } else {
     x["/memory/total_bytes"] = {"sum of the seven per-GPU parts", {}, {}};
   }

@@ -23,12 +23,13 @@ namespace {
 // One moment of a training step: what is alive then, beyond weights and optimizer states.
 struct Moment {
   double gradients = 0;
-  double activations = 0;  // calibrated
-  double buffers = 0;      // calibrated
-  double Alive() const { return gradients + activations + buffers; }
+  double activations = 0;       // calibrated
+  double buffers = 0;           // calibrated
+  double step_temporaries = 0;  // exact: the optimizer step's own, counted with its states
+  double Alive() const { return gradients + activations + buffers + step_temporaries; }
 };
 
-// The two moments a training step's peak can fall on. The end of forward, into the loss's
+// The moments a training step's peak can fall on. The end of forward, into the loss's
 // backward, holds every saved activation, the logits and loss, and what gradient memory
 // survives from before: all of it when the stack keeps its gradient buffer between steps
 // (GradientResidency) or when earlier micro-batches of the step have accumulated theirs
@@ -36,13 +37,56 @@ struct Moment {
 // backward makes (the head's). The end of backward holds every gradient and what backward has
 // not yet freed: the other in-flight micro-batches' activations, the first layer's (freed
 // last), and backward's working sets. Weights and optimizer states are alive at both.
+// The optimizer step holds every gradient and whatever its implementation allocates, after
+// backward has freed the activations.
 struct StepPeak {
   Moment end_of_forward;
   Moment end_of_backward;
+  Moment optimizer_step;
   const Moment& Peak() const {
-    return end_of_forward.Alive() > end_of_backward.Alive() ? end_of_forward : end_of_backward;
+    const Moment& passes =
+        end_of_forward.Alive() > end_of_backward.Alive() ? end_of_forward : end_of_backward;
+    return optimizer_step.Alive() > passes.Alive() ? optimizer_step : passes;
   }
 };
+
+// The largest parameter tensor this GPU steps, in elements (before any ZeRO sharding): a
+// layer's biggest matrix, or the embedding table or head when they train.
+double LargestSteppedTensor(const Stage& s) {
+  const double linear = D(s.in.params.largest_linear) / D(s.in.parallel.tp);
+  return std::max({linear, s.params.embedding, s.params.lm_head});
+}
+
+// What the optimizer step allocates beyond the states it updates (torch/optim/adam.py, torch
+// 2.x). Adam and AdamW: a foreach step takes the square root of every second moment of a
+// device-and-dtype group at once (exp_avg_sq_sqrt = torch._foreach_sqrt), a tensor set the size
+// and dtype of the second moments, half the moment bytes; a for-loop step does it one parameter
+// at a time, with its quotient a second temporary of the largest parameter; a fused kernel
+// updates in place. SGD without weight decay, bitsandbytes' 8-bit optimizers and Lion step in
+// place; Adafactor's variance estimate (one parameter at a time) is not modelled. LoRA's
+// adapters are small tensors: a for-loop step over them allocates next to nothing. A step
+// taken inside backward (one parameter's optimizer as its gradient lands), or on the host
+// (offloaded states), holds nothing here.
+double OptimizerStepTemporaries(const Stage& s, const TrainingState& state,
+                                bool stepped_in_backward) {
+  const Optimizer o = s.in.optimizer;
+  if (stepped_in_backward || state.moments <= 0) return 0;
+  if (o != Optimizer::kAdam && o != Optimizer::kAdamW) return 0;
+  const double second_moments = state.moments / 2;
+  switch (s.in.training.optimizer_kernel) {
+    case OptimizerKernel::kFused:
+      return 0;
+    case OptimizerKernel::kForeach:
+      return second_moments;
+    case OptimizerKernel::kForLoop: {
+      if (!s.full_training) return 0;
+      const double stepped = s.params.Total() / (s.in.parallel.zero >= 1 ? s.shard : 1);
+      const double largest = LargestSteppedTensor(s) / (s.in.parallel.zero >= 1 ? s.shard : 1);
+      return stepped > 0 ? std::min(second_moments, 2 * largest * second_moments / stepped) : 0;
+    }
+  }
+  return 0;
+}
 
 StepPeak TrainingStepPeak(const Stage& s, const TrainingState& state, const TrainingBuffers& buf,
                           const TrainingActivations& act) {
@@ -67,6 +111,10 @@ StepPeak TrainingStepPeak(const Stage& s, const TrainingState& state, const Trai
                    act.recompute + act.backward_working) *
                   scale;
   b.buffers = (buf.steady + buf.buckets) * scale;
+  Moment& o = peak.optimizer_step;
+  o.gradients = state.gradients;
+  o.buffers = (buf.steady + (res.buckets_kept_between_steps ? buf.buckets : 0)) * scale;
+  o.step_temporaries = OptimizerStepTemporaries(s, state, stepped_in_backward);
   return peak;
 }
 
@@ -99,7 +147,7 @@ void AssembleStage(const Stage& s, MemoryResult* r) {
     b.activations = InferenceActivationBytes(s, d) * in.modelled_scale;
   }
   b.weights = state.weights;
-  b.optimizer_states = state.moments + state.master;
+  b.optimizer_states = state.moments + state.master + (training ? peak.Peak().step_temporaries : 0);
   d.Record("optimizer_states.master_weights", state.master);
   d.Record("optimizer_states.moments", state.moments);
   const RuntimeOptions& rt = in.runtime;
@@ -122,16 +170,19 @@ void AssembleStage(const Stage& s, MemoryResult* r) {
     // Each moment's parts and total as total_bytes would count them: the larger is the peak.
     r->has_moments = true;
     size_t i = 0;
-    for (const Moment* m : {&peak.end_of_forward, &peak.end_of_backward}) {
+    for (const Moment* m : {&peak.end_of_forward, &peak.end_of_backward, &peak.optimizer_step}) {
       MemoryBreakdown& at = r->moments[i++];
       at = b;
       at.gradients = m->gradients;
       at.activations = m->activations;
       at.buffers = m->buffers;
+      at.optimizer_states = state.moments + state.master + m->step_temporaries;
       at.runtime = reserve + comm + rt.allocator_slack * at.Allocated();
     }
     d.Record("peak.end_of_forward", r->moments[0].Total());
     d.Record("peak.end_of_backward", r->moments[1].Total());
+    d.Record("peak.optimizer_step", r->moments[2].Total());
+    d.Record("optimizer_states.step_temporaries", peak.optimizer_step.step_temporaries);
   }
   r->offloaded_bytes_per_gpu = offloaded + HostWeightBytes(s);
   r->host_expert_bytes = HostExpertBytes(s);

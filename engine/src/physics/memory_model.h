@@ -52,10 +52,11 @@ struct MemoryInput {
 /// The memory estimate with the working behind each figure.
 struct MemoryResult {
   MemoryBreakdown per_gpu;
-  /// Training: the seven parts at each moment a step's peak can fall on, the end of forward
-  /// and the end of backward (memory_model.cpp); per_gpu is the larger. Empty when serving.
-  /// Fixed storage: the planner evaluates thousands of setups and allocates for none.
-  std::array<MemoryBreakdown, 2> moments{};
+  /// Training: the seven parts at each moment a step's peak can fall on, the end of forward,
+  /// the end of backward and the optimizer step (memory_model.cpp); per_gpu is the largest.
+  /// Empty when serving. Fixed storage: the planner evaluates thousands of setups and
+  /// allocates for none.
+  std::array<MemoryBreakdown, 3> moments{};
   bool has_moments = false;
   int64_t stage = 0;                     ///< the pipeline stage reported (the most loaded one)
   std::map<std::string, double> detail;  ///< sub-items, e.g. "activations.logits"

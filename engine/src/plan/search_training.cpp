@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <set>
+#include <tuple>
 
 #include "plan/search.h"
 
@@ -168,6 +169,18 @@ struct MissAt {
   SetupAt at;  ///< at.n: the count
 };
 
+// Which of two setups that need the same memory a record keeps, whatever order a search met
+// them in: setups often tie when the optimizer step binds, since it holds no activation. The
+// smaller micro-batch (the pruned search probes the smallest first), then the lighter
+// recomputation, then the rest of the setup in a fixed order.
+bool KeptOnTie(const TrainingSetup& a, const TrainingSetup& b) {
+  const auto key = [](const TrainingSetup& s) {
+    return std::make_tuple(s.micro_batch, static_cast<int>(s.recompute), s.zero, s.tp, s.pp,
+                           s.grad_accum);
+  };
+  return key(a) < key(b);
+}
+
 struct Search {
   Search(const Question& request, const ParamCounts& counts, const PlanOptions& options,
          Ranking rank, CardSearch* out, const CardSearch* before)
@@ -243,16 +256,18 @@ struct Search {
 // card records no misses: only its best is read.
 void Search::Record(const FitCheck& f, int64_t n, const TrainingSetup& s) {
   if (!f.layout_ok || earlier != nullptr) return;
-  if (f.total_with_headroom_bytes < cs->closest_need) {
-    cs->closest_need = f.total_with_headroom_bytes;
+  const double need = f.total_with_headroom_bytes;
+  if (need < cs->closest_need ||
+      (need == cs->closest_need && closest && closest->n == n && KeptOnTie(s, closest->s))) {
+    cs->closest_need = need;
     closest = SetupAt{n, s};
   }
   if (f.fits) return;
-  const MissAt miss{f.total_with_headroom_bytes, f.total_bytes, {n, s}};
+  const MissAt miss{need, f.total_bytes, {n, s}};
   MissAt* m = MissOf(n);
   if (m == nullptr) {
     misses.push_back(miss);
-  } else if (miss.need < m->need) {
+  } else if (miss.need < m->need || (miss.need == m->need && KeptOnTie(s, m->at.s))) {
     *m = miss;
   }
 }

@@ -9,6 +9,18 @@
 
 namespace gpuplan {
 
+const char* Name(OptimizerKernel k) {
+  switch (k) {
+    case OptimizerKernel::kFused:
+      return "fused";
+    case OptimizerKernel::kForLoop:
+      return "for_loop";
+    case OptimizerKernel::kForeach:
+      break;
+  }
+  return "foreach";
+}
+
 ServingDefaults DefaultsOn(const ServingPolicy& s, const GpuSpec& g, const Parallel& p) {
   ServingDefaults d;
   const double gib = g.memory_bytes / kGiB;

@@ -125,8 +125,27 @@ struct Pipeline {
   int64_t virtual_stages = 1;  ///< kInterleaved: model chunks per GPU
 };
 
+/// How the optimizer step visits the parameters (torch/optim/adam.py, torch 2.x): kForeach runs
+/// each operation over every parameter of a device and dtype at once, so an out-of-place op
+/// allocates a whole set of temporaries (Adam's exp_avg_sq_sqrt = torch._foreach_sqrt of the
+/// second moments, the size of the stepped parameters); kFused updates in one kernel, in place;
+/// kForLoop visits one parameter at a time (temporaries of the largest parameter).
+/// torch.optim defaults to foreach for CUDA parameters and never to fused
+/// (optimizer.py, _default_to_fused_or_foreach(use_fused=False)).
+enum class OptimizerKernel { kForeach, kFused, kForLoop };
+/// Its name in requests and in stacks.json: foreach, fused, for_loop.
+const char* Name(OptimizerKernel k);
+
 /// Everything the training physics reads of a stack.
 struct TrainingPolicy {
+  OptimizerKernel optimizer_kernel = OptimizerKernel::kForeach;
+  /// LoRA with fp32 adapters on 16-bit activations: the bytes per element of the copy of its
+  /// input each adapted linear saves. PEFT casts the input to the adapter's dtype before
+  /// lora_A (peft/tuners/lora/layer.py, Linear.forward: x = self._cast_input_dtype(x,
+  /// lora_A.weight.dtype)), so lora_A keeps an fp32 copy (4); under autocast its matmul keeps
+  /// autocast's 16-bit cast of that copy instead (2); adapters that take the input as it comes
+  /// keep no copy (0).
+  double lora_input_copy_bytes = 4;
   /// A 16-bit model keeps an fp32 master copy unless the request says otherwise (mixed
   /// precision); false: the stack trains the 16-bit parameters themselves.
   bool master_copy = true;

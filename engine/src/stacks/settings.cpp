@@ -8,6 +8,8 @@ namespace gpuplan {
 TrainingPolicy WithSettings(const TrainingPolicy& stack, const TrainingOverrides& o) {
   TrainingPolicy p = stack;
   if (o.optimizer_states) p.optimizer_states = *o.optimizer_states;
+  if (o.optimizer_kernel) p.optimizer_kernel = *o.optimizer_kernel;
+  if (o.lora_input_copy_bytes) p.lora_input_copy_bytes = *o.lora_input_copy_bytes;
   if (o.pipeline) p.pipeline = *o.pipeline;
   if (o.tp_comm_overlap) p.overlap.tp_comm = *o.tp_comm_overlap;
   if (o.grad_reduce_overlap) {

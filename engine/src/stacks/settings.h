@@ -12,10 +12,13 @@
 namespace gpuplan {
 
 /// What a request sets of its stack's training policy (precision.optimizer_states,
+/// optimizer_kernel,
 /// memory_techniques.compile, parallel.pp_schedule, parallel.virtual_stages,
 /// parallel.overlap, precision.kbit_fp32_upcast). Unset, the profile's value stands.
 struct TrainingOverrides {
   std::optional<StateDtype> optimizer_states;
+  std::optional<OptimizerKernel> optimizer_kernel;
+  std::optional<double> lora_input_copy_bytes;  ///< set by a program that runs its own loop
   std::optional<Pipeline> pipeline;
   std::optional<bool> tp_comm_overlap;
   std::optional<bool> grad_reduce_overlap;

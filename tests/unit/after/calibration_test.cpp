@@ -88,7 +88,8 @@ TEST(Calibration, ARunThatMatchedItsEstimateCalibratesToOne) {
     const Json e = Result(r);
     const double allocated = e["memory"]["allocated_bytes"].get<double>();
     const double slack = e["memory"]["detail"]["runtime.allocator_slack"].get<double>();
-    r["measured"] = {{"peak_allocated_bytes", allocated}, {"peak_reserved_bytes", allocated + slack}};
+    r["measured"] = {{"peak_allocated_bytes", allocated},
+                     {"peak_reserved_bytes", allocated + slack}};
     if (r["workload"]["kind"] == "inference") {
       r["measured"]["ttft_ms"] = e["performance"]["inference"]["ttft_ms"];
       r["measured"]["tpot_ms"] = e["performance"]["inference"]["tpot_ms"];

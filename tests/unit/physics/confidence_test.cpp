@@ -112,12 +112,12 @@ TEST(MemoryConfidence, AFitWhoseRangeReachesPastTheCardSaysSo) {
          {"workload", {{"kind", "lora"}, {"micro_batch", micro_batch}, {"seq_len", seq_len}}},
          {"gpu", "h100-sxm-80gb"}});
   };
-  const Json big = lora(3, 2048);
+  const Json big = lora(2, 2048);
   ASSERT_TRUE(big["memory"]["fits"].get<bool>());
   const double allocated = big["memory"]["total_bytes"].get<double>() - PerGpu(big, "runtime");
   ASSERT_GT(allocated, 0.5550 * 80 * 1073741824.0);
   EXPECT_TRUE(Warned(big, "memory_range_above_capacity"));
-  const Json small = lora(1, 2048);
+  const Json small = lora(1, 1024);
   ASSERT_TRUE(small["memory"]["fits"].get<bool>());
   ASSERT_LT(small["memory"]["total_bytes"].get<double>(), 0.5550 * 80 * 1073741824.0);
   EXPECT_FALSE(Warned(small, "memory_range_above_capacity"));

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// A training step's peak is the larger of two moments, not the sum of everything it allocates
-// (memory_model.cpp, TrainingStepPeak): the end of forward (every saved activation, the logits
-// and loss, and the gradients alive then) and the end of backward (every gradient, the first
-// layer's saved tensors, backward's working set). Every expected number is worked by hand
-// below on one small explicit model.
+// A training step's peak is the largest of three moments, not the sum of everything it
+// allocates (memory_model.cpp, TrainingStepPeak): the end of forward (every saved activation,
+// the logits and loss, and the gradients alive then), the end of backward (every gradient, the
+// first layer's saved tensors, backward's working set) and the optimizer step (every gradient
+// and the step's own temporaries, the activations freed). Every expected number is worked by
+// hand below on one small explicit model; its requests step with a fused kernel (no
+// temporaries) unless a test says otherwise, so the first two moments can be seen alone.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -51,6 +53,7 @@ Json Small(int64_t seq_len, int64_t grad_accum) {
             {"seq_len", seq_len},
             {"grad_accum", grad_accum}}},
           {"memory_techniques", {{"recompute", "none"}, {"flash_attention", true}}},
+          {"optimizer_kernel", "fused"},
           {"parallel", {{"gpus", 1}}},
           {"gpu", "h100-sxm-80gb"}};
 }
@@ -151,6 +154,80 @@ TEST(StepPeak, BucketsAllocatedInBackwardAreAbsentFromForward) {
   EXPECT_EQ(PerGpu(d, "buffers"), 46049280);
   EXPECT_EQ(PerGpu(d, "gradients"), 46049280);
   EXPECT_NEAR(Detail(d, "peak.end_of_backward"), Total(d), 1);
+}
+
+TEST(StepPeak, AForeachOptimizerStepBindsWithItsSquareRoots) {
+  // torch.optim's default on CUDA (foreach) takes the square root of every second moment at
+  // once (torch/optim/adam.py, _multi_tensor_adam: exp_avg_sq_sqrt = torch._foreach_sqrt): a
+  // temporary the size of the fp32 second moments, 4N = 92,098,560 bytes, while every gradient
+  // is alive. Beyond weights and states: 46,049,280 + 92,098,560 = 138,147,840, above the end
+  // of backward's 92,219,392 (first test): the step binds, with no activation alive.
+  Json req = Small(1024, 1);
+  req.erase("optimizer_kernel");
+  const Json r = Result(req);
+  EXPECT_EQ(r["request_normalized"]["optimizer_kernel"], "foreach");
+  EXPECT_EQ(Detail(r, "optimizer_states.step_temporaries"), 92098560);
+  EXPECT_EQ(PerGpu(r, "optimizer_states"), 276295680 + 92098560);
+  EXPECT_EQ(PerGpu(r, "gradients"), 46049280);
+  EXPECT_EQ(PerGpu(r, "activations"), 0);
+  EXPECT_NEAR(Detail(r, "peak.optimizer_step"), Total(r), 1);
+  EXPECT_LT(Detail(r, "peak.end_of_backward"), Total(r));
+  const Json& x = r["explain"]["/memory/total_bytes"];
+  EXPECT_NE(x["formula"].get<std::string>().find("optimizer step"), std::string::npos);
+}
+
+TEST(StepPeak, AForLoopOptimizerStepHoldsTheLargestParametersTemporaries) {
+  // One parameter at a time: the square root and the quotient of the largest parameter's
+  // fp32 second moment, the MLP's 1024 x 2048 = 2,097,152 elements (the embedding and head
+  // are 1,024,000): 2 x 2,097,152 x 4 = 16,777,216 bytes. The step's 46,049,280 + 16,777,216 =
+  // 62,826,496 stays under the end of backward's 92,219,392, which binds.
+  Json req = Small(1024, 1);
+  req["optimizer_kernel"] = "for_loop";
+  const Json r = Result(req);
+  EXPECT_EQ(Detail(r, "optimizer_states.step_temporaries"), 16777216);
+  EXPECT_EQ(PerGpu(r, "optimizer_states"), 276295680);
+  EXPECT_NEAR(Detail(r, "peak.end_of_backward"), Total(r), 1);
+}
+
+TEST(StepPeak, EachStackStepsWithItsOwnOptimizerKernel) {
+  // The Hugging Face Trainer defaults to adamw_torch_fused from torch 2.8 and DeepSpeed and
+  // Megatron to their FusedAdam: no temporaries; plain PyTorch (and FSDP) to foreach.
+  for (const char* fw : {"hf_transformers", "deepspeed", "megatron"}) {
+    Json req = Small(1024, 1);
+    req.erase("optimizer_kernel");
+    req["framework"] = fw;
+    const Json r = Result(req);
+    EXPECT_EQ(r["request_normalized"]["optimizer_kernel"], "fused") << fw;
+    EXPECT_EQ(Detail(r, "optimizer_states.step_temporaries"), 0) << fw;
+  }
+  Json req = Small(1024, 1);
+  req.erase("optimizer_kernel");
+  req["framework"] = "pytorch_fsdp";
+  EXPECT_EQ(Result(req)["request_normalized"]["optimizer_kernel"], "foreach");
+}
+
+TEST(StepPeak, TheStepsTemporariesAreWhatAnH200Measured) {
+  // tests/reference/h200-2026-12/results/probes.json, adamw_step: Llama 3.2 1B's shape
+  // (1,235,814,400 parameters, tied 128,256 x 2048 embedding), torch 2.11 AdamW, the second
+  // step's peak over the memory after it: bf16 parameters foreach 2,472,677,376 B, for-loop
+  // 1,052,770,304 B, fused 0; fp32 parameters (under bf16 autocast) foreach 4,943,257,600 B.
+  // By hand: foreach, half the moments, 2 x 1,235,814,400 x 2 / 2 = 2,471,628,800 (bf16) and
+  // 2 x 1,235,814,400 x 4 / 2 = 4,943,257,600 (fp32); for-loop, the embedding's square root
+  // and quotient, 2 x 262,668,288 x 2 = 1,050,673,152. Each is within 0.2% of its measurement.
+  const auto step = [](const char* kernel, const char* master) {
+    const Json r = Result({{"model", {{"preset", "llama-3.2-1b"}}},
+                           {"workload", {{"kind", "full_finetune"}, {"seq_len", 1024}}},
+                           {"precision", {{"master_weights", master}}},
+                           {"optimizer_kernel", kernel},
+                           {"gpu", "h200-sxm-141gb"}});
+    return Detail(r, "optimizer_states.step_temporaries");
+  };
+  EXPECT_EQ(step("foreach", "none"), 2471628800);
+  EXPECT_NEAR(step("foreach", "none") / 2472677376.0, 1, 0.002);
+  EXPECT_EQ(step("for_loop", "none"), 1050673152);
+  EXPECT_NEAR(step("for_loop", "none") / 1052770304.0, 1, 0.002);
+  EXPECT_EQ(step("fused", "none"), 0);
+  EXPECT_EQ(step("foreach", "fp32"), 4943257600);
 }
 
 }  // namespace

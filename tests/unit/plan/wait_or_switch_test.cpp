@@ -61,10 +61,12 @@ TEST(WaitOrSwitch, AtTheBreakEvenLengthBothFinishTogether) {
 TEST(WaitOrSwitch, WhenThePlansFirstCardIsSlowerShortJobsFavourIt) {
   // The plan ranks fewest cards first: one B200 before four H100s, which are faster per token.
   // With a short queue for the B200 and a long one for the H100s, the H100s win this job; the
-  // crossing then favours the B200 for shorter jobs, and the verdict must say so.
+  // crossing then favours the B200 for shorter jobs, and the verdict must say so. (A fused
+  // optimizer step, with no temporaries, keeps the job on one B200.)
   auto job = [](double tokens) -> Json {
     return {{"model", {{"preset", "llama-3.1-8b"}}},
             {"workload", {{"kind", "full_finetune"}, {"tokens", tokens}}},
+            {"optimizer_kernel", "fused"},
             {"constraints",
              {{"gpus", {"b200-sxm-180gb", "h100-sxm-80gb"}},
               {"max_gpus", 8},

@@ -250,7 +250,11 @@ TEST(StackProfiles, HuggingFaceTrainerKeepsAThirdFp32LogitCopyAndUpcastsAKbitBas
   // LoRA (r 16 on q and v) over 512 tokens, no recomputation. The Trainer's loss copies the
   // shifted fp32 logits once more: 512 x 128,256 x 4 = 262,668,288 bytes. Its fp32 norms
   // keep their fp32 input (frozen scales): 2 norms x (4 - 2) x 2048 x 512 x 16 =
-  // 67,108,864.
+  // 67,108,864. PEFT's input copies: plain PyTorch (no autocast) keeps an fp32 copy for q and
+  // for v, 2 x 2048 x 4 = 16,384 B a token and layer, in place of the bf16 norm output they
+  // shared (2 x 2048 = 4,096), and lora_A's fp32 outputs 2 x 16 x 4 = 128: 12,416. Under the
+  // Trainer's autocast the copies are bf16: 8,192 - 4,096 + 2 x 16 x 2 = 4,160; 8,256 less,
+  // x 512 x 16 = 67,633,152. Together 67,108,864 - 67,633,152 = -524,288.
   const Json lora = {{"kind", "lora"},
                      {"micro_batch", 1},
                      {"seq_len", 512},
@@ -263,15 +267,17 @@ TEST(StackProfiles, HuggingFaceTrainerKeepsAThirdFp32LogitCopyAndUpcastsAKbitBas
   EXPECT_DOUBLE_EQ(
       Detail(hf, "activations.logits_and_loss") - Detail(plain, "activations.logits_and_loss"),
       262668288);
-  EXPECT_DOUBLE_EQ(Detail(hf, "activations.layers") - Detail(plain, "activations.layers"),
-                   67108864);
+  EXPECT_DOUBLE_EQ(Detail(hf, "activations.layers") - Detail(plain, "activations.layers"), -524288);
+  EXPECT_DOUBLE_EQ(Detail(plain, "activations.lora_adapters"), 12416.0 * 512 * 16);
+  EXPECT_DOUBLE_EQ(Detail(hf, "activations.lora_adapters"), 4160.0 * 512 * 16);
   // QLoRA on an nf4 base: PEFT's preparation casts the tied embedding (262,668,288 values)
   // and the 33 norms (67,584 values) from 2 to 4 bytes: 525,471,744 bytes more. Activations
   // become fp32: per token and layer, norm inputs, attention and MLP inputs 4 x 4 x 2048 =
   // 32,768 (the fp32 norm copy is then no extra), q, k, v 4 x 3072, attention output
   // 4 x 2048 and MLP 4 x 4 x 8192 = 151,552, logsumexp 128: 184,448 against 100,480 in bf16
   // (24,576 + 75,776 + 128), 83,968 more; x 512 x 16 = 687,865,856; the adapters' x @ A
-  // (16 wide, q and v) 2 x 16 x 2 bytes more, x 512 x 16 = 524,288: 688,390,144.
+  // (16 wide, q and v) 2 x 16 x 2 bytes more, x 512 x 16 = 524,288: 688,390,144. (The
+  // bitsandbytes LoRA layer casts nothing under the Trainer's autocast: no input copies.)
   j["workload"]["kind"] = "qlora";
   j["precision"] = {{"weights", "nf4"}};
   const Estimate upcast = EstimateSetup(Parse(j), false);

@@ -10,6 +10,25 @@ from .architectures import BUILDERS, Config, parameter_tree
 __version__ = "0.0-recording-stand-in"
 
 
+class _Gemma2Config:
+    """Two of Gemma2Config's declared field types (configuration_gemma2.py), for as_declared."""
+    final_logit_softcapping: "float | None"
+    sliding_window: "int | None"
+
+
+class _ConfigMapping(dict):
+    """transformers' CONFIG_MAPPING: a model_type's config class (KeyError for an unknown one).
+    The stand-in's classes declare no field types except Gemma 2's two."""
+
+    def __missing__(self, model_type):
+        if model_type not in BUILDERS:
+            raise KeyError(model_type)
+        return type(f"{model_type}Config", (), {})
+
+
+CONFIG_MAPPING = _ConfigMapping(gemma2=_Gemma2Config)
+
+
 class AutoConfig:
     @staticmethod
     def for_model(model_type, **kwargs):
