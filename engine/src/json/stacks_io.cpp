@@ -265,6 +265,9 @@ const PolicyField kPolicyFields[] = {
     Flag("training.master_copy", [](P* p) { return &p->training.master_copy; }),
     Other("training.optimizer_kernel", SetOptimizerKernel),
     Num(
+        "training.expert_matmul_efficiency",
+        [](P* p) { return &p->training.expert_matmul_efficiency; }, 0.01, 1),
+    Num(
         "training.lora_input_copy_bytes", [](P* p) { return &p->training.lora_input_copy_bytes; },
         0, 4),
     Flag("training.fp32_grad_accumulation",

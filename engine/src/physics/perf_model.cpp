@@ -185,6 +185,9 @@ TrainingFlops TrainingFlopsPerToken(const Setup& r, const ParamCounts& c) {
   const double adapters = peft ? D(LoraParams(m, w.lora_targets, w.lora_rank)) : 0;
   f.model_per_token = (peft ? 4 : 6) * f.matmul_params + 6 * adapters + 3 * attention_fwd;
   f.hardware_per_token = f.model_per_token;
+  // The routed experts a token visits: k experts' matmuls in each MoE layer.
+  const double experts = D(c.moe_layers) * D(m.moe.experts_per_token) * D(c.moe_layer.expert_one);
+  f.expert_per_token = ((peft ? 4 : 6) + 2 * RecomputedShare(r)) * experts;
   const Recompute rc = r.techniques.recompute;
   if (rc == Recompute::kFull || rc == Recompute::kEveryNLayers) {
     // One more forward of the recomputed blocks.
@@ -264,14 +267,16 @@ StepShape ComputeAndBubble(const Setup& r, const ParamCounts& c, const TrainingP
   const double head =
       (w.IsPeft() ? 4 : 6) * D(m.vocab) * D(m.hidden) +
       (r.techniques.recompute == Recompute::kFull ? 2 : 0) * D(m.vocab) * D(m.hidden);
-  const double per_layer = (t.flops.hardware_per_token - head) / D(m.layers);
+  // The experts' matmuls at the stack's share of the dense rate count as that many more
+  // dense FLOPs of time.
+  const double timed = t.flops.hardware_per_token +
+                       t.flops.expert_per_token * (1 / policy.expert_matmul_efficiency - 1);
+  const double per_layer = (timed - head) / D(m.layers);
   const double first_layers = std::ceil(D(m.layers) / D(p.pp));
   const double last_layers = std::max(0.0, D(m.layers) - D(p.pp - 1) * first_layers);
-  const double busiest = p.pp == 1
-                             ? t.flops.hardware_per_token
-                             : std::max(first_layers * per_layer, last_layers * per_layer + head);
-  const double micro_ideal =
-      t.flops.hardware_per_token * tokens_per_micro / D(p.tp * p.pp * p.cp) / achieved;
+  const double busiest =
+      p.pp == 1 ? timed : std::max(first_layers * per_layer, last_layers * per_layer + head);
+  const double micro_ideal = timed * tokens_per_micro / D(p.tp * p.pp * p.cp) / achieved;
   const double micro_stage = busiest * tokens_per_micro / D(p.tp * p.cp) / achieved;
   t.compute_s = micro_ideal * D(micro_batches);
   // 1F1B and GPipe: p - 1 micro-batch slots of fill and drain (Narayanan et al. 2021); the

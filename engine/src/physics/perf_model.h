@@ -31,6 +31,7 @@ struct TrainingFlops {
   double matmul_params = 0;       ///< N: active parameters that take part in matmuls
   double model_per_token = 0;     ///< what MFU counts
   double hardware_per_token = 0;  ///< what the GPUs execute (recomputation included)
+  double expert_per_token = 0;    ///< of hardware_per_token: the routed experts' matmuls
 };
 TrainingFlops TrainingFlopsPerToken(const Setup& r, const ParamCounts& c);
 /// The share of blocks whose forward backward repeats in full: 1 for full recomputation,

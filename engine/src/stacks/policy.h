@@ -146,6 +146,10 @@ struct TrainingPolicy {
   /// autocast's 16-bit cast of that copy instead (2); adapters that take the input as it comes
   /// keep no copy (0).
   double lora_input_copy_bytes = 4;
+  /// The share of the dense matmul rate the routed experts' matmuls reach (MoE training): 1
+  /// where they run as grouped GEMMs as fast as a dense layer's; transformers' expert kernels
+  /// at a few hundred tokens per expert reach less, and its loop over experts far less.
+  double expert_matmul_efficiency = 1;
   /// A 16-bit model keeps an fp32 master copy unless the request says otherwise (mixed
   /// precision); false: the stack trains the 16-bit parameters themselves.
   bool master_copy = true;

@@ -380,4 +380,39 @@ TEST(StackProfiles, EveryProfileCanBeNamedByARequest) {
 }
 
 }  // namespace
+TEST(StackProfiles, TransformersExpertKernelsRunAtTheirShareOfTheDenseRate) {
+  // Two MoE layers of width 1024, 8 heads, 8 experts of 1408 (2 a token), vocab 1000, untied,
+  // full fine-tune. Matmul parameters a token: attention 4 x 1024 x 1024 = 4,194,304, router
+  // 8 x 1024 = 8,192, two experts 2 x 3 x 1024 x 1408 = 8,650,752 a layer; x 2 = 25,706,496,
+  // + the head 1,024,000 and the norms the engine's N also counts (2 x 2 x 1024 + 1024 =
+  // 5,120) = 26,735,616; 6N = 160,413,696, + attention 3 x 2 x 2 x 1024 x 2048 = 25,165,824:
+  // 185,579,520 FLOPs a token, of which the experts' 6 x 2 x 8,650,752 = 103,809,024. The
+  // Trainer's experts run at 0.43 of the dense rate (stacks.json): time as 185,579,520 +
+  // 103,809,024 x (1 / 0.43 - 1) = 323,186,598.7 FLOPs, x 1.741500 that of a stack whose
+  // experts run at the dense rate.
+  const Json moe = {
+      {"layers", 2},
+      {"hidden", 1024},
+      {"heads", 8},
+      {"vocab", 1000},
+      {"moe", {{"experts", 8}, {"experts_per_token", 2}, {"expert_intermediate", 1408}}}};
+  Json j = {{"model", moe},
+            {"workload", {{"kind", "full_finetune"}, {"micro_batch", 1}, {"seq_len", 1024}}},
+            {"gpu", "h100-sxm-80gb"}};
+  const Estimate plain = EstimateSetup(Parse(j), false);
+  EXPECT_DOUBLE_EQ(plain.training.flops.hardware_per_token, 185579520);
+  EXPECT_DOUBLE_EQ(plain.training.flops.expert_per_token, 103809024);
+  j["framework"] = "hf_transformers";
+  const Estimate hf = EstimateSetup(Parse(j), false);
+  EXPECT_NEAR(hf.training.compute_s / plain.training.compute_s, 1.741500, 1e-6);
+  // A dense model is untouched.
+  Json dense = j;
+  dense["model"].erase("moe");
+  dense["model"]["intermediate"] = 2816;
+  const Estimate hf_dense = EstimateSetup(Parse(dense), false);
+  dense.erase("framework");
+  EXPECT_DOUBLE_EQ(hf_dense.training.compute_s,
+                   EstimateSetup(Parse(dense), false).training.compute_s);
+}
+
 }  // namespace gpuplan
