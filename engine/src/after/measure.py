@@ -42,6 +42,9 @@ SETTINGS = {
     "output_tokens": 256,
     "concurrency": 1,
     "gpu": "rtx-4090-24gb",
+    "serving": {"framework": "", "gpu_memory_utilization": None, "mem_fraction_static": None,
+                "max_num_seqs": None, "max_num_batched_tokens": None, "max_model_len": 0,
+                "enforce_eager": False, "n_gpu_layers": -1},
     "layout": {"gpus": 1, "tp": 1, "pp": 1, "cp": 1, "ep": 1, "zero": 0},
     "warmup_steps": 3,
     "measured_steps": 10,
@@ -469,6 +472,156 @@ def serve(torch, s, model, compute):
     return result, ids
 
 
+# ---- A serving engine's own benchmark -------------------------------------------------------
+
+def run_tool(command, what, capture=False):
+    """Runs an engine's benchmark (its output shown as it goes, or captured and answered);
+    exits naming the tool when it is missing or fails."""
+    import shutil
+    import subprocess
+    if command[0] != sys.executable and shutil.which(command[0]) is None:
+        sys.exit(f"{what}: {command[0]} is not on PATH: install it to measure this engine")
+    print("$ " + " ".join(command), flush=True)
+    done = subprocess.run(command, check=False, capture_output=capture, text=True)
+    if done.returncode != 0:
+        tail = (done.stderr or "")[-2000:] if capture else "its output is above"
+        sys.exit(f"{what} failed ({tail}): nothing is compared")
+    return (done.stdout or "") + (done.stderr or "") if capture else ""
+
+
+def model_folder(s, folder):
+    """A folder holding only the model's config.json, for an engine that reads a model by path
+    and fills its weights at random (vLLM's and SGLang's --load-format dummy). The engines pick
+    their model class by the config's architectures, which transformers names per family."""
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    fields = as_declared(transformers, s["model_type"], architecture(s))
+    config = dict(fields, model_type=s["model_type"], torch_dtype=FLOAT.get(s["weights"],
+                                                                            "bfloat16"),
+                  architectures=[MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[s["model_type"]]])
+    with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(config, f)
+    return folder
+
+
+def bench_vllm(s, folder):
+    """vLLM's latency benchmark (vllm bench latency, vllm/benchmarks/latency.py): the whole
+    batch of `concurrency` prompts generated end to end per iteration, its mean written by
+    --output-json as avg_latency. It times no TTFT or TPOT apart, so it runs twice: one output
+    token (prefill and one step: the TTFT) and the request's (TPOT = the difference over the
+    other steps). Random token ids, random weights (--load-format dummy), no tokenizer."""
+    v, c, p, o = s["serving"], s["concurrency"], s["prompt_tokens"], s["output_tokens"]
+    base = ["vllm", "bench", "latency", "--model", model_folder(s, folder), "--load-format",
+            "dummy", "--dtype", FLOAT.get(s["weights"], "bfloat16"), "--skip-tokenizer-init",
+            "--disable-detokenize", "--input-len", str(p),
+            "--batch-size", str(c), "--num-iters-warmup", str(s["warmup_steps"]),
+            "--num-iters", str(s["measured_steps"]),
+            "--max-model-len", str(v["max_model_len"] or p + o),
+            "--tensor-parallel-size", str(s["layout"]["tp"])]
+    if v["gpu_memory_utilization"] is not None:
+        base += ["--gpu-memory-utilization", str(v["gpu_memory_utilization"])]
+    if v["max_num_seqs"] is not None:
+        base += ["--max-num-seqs", str(v["max_num_seqs"])]
+    if v["max_num_batched_tokens"] is not None:
+        base += ["--max-num-batched-tokens", str(v["max_num_batched_tokens"])]
+    if v["enforce_eager"]:
+        base.append("--enforce-eager")
+    if s["kv_cache"] in ("fp8", "fp8_e4m3", "fp8_e5m2"):
+        base += ["--kv-cache-dtype", s["kv_cache"]]
+    if s["weights"] == "fp8":
+        base += ["--quantization", "fp8"]
+    latencies = {}
+    for out in sorted({1, o}):
+        path = os.path.join(folder, f"latency_{out}.json")
+        run_tool(base + ["--output-len", str(out), "--output-json", path], "vllm bench latency")
+        with open(path, encoding="utf-8") as f:
+            latencies[out] = json.load(f)
+    first = latencies[1]["avg_latency"] * 1e3
+    tpot = (latencies[o]["avg_latency"] * 1e3 - first) / (o - 1) if o > 1 else first
+    return {"ttft_ms": first, "tpot_ms": tpot, "decode_tokens_per_s": c * 1e3 / tpot,
+            "ttft_ms_p90": float(latencies[1]["percentiles"]["90"]) * 1e3}
+
+
+def bench_sglang(s, folder):
+    """SGLang's one-batch benchmark (python -m sglang.bench_one_batch): one batch of
+    `concurrency` prompts, its prefill latency (the TTFT) and median decode step (the TPOT)
+    appended to --result-filename as JSON lines. It loads a tokenizer whatever the weights:
+    GPUPLAN_TOKENIZER names a local one of the model's family."""
+    v, c, p, o = s["serving"], s["concurrency"], s["prompt_tokens"], s["output_tokens"]
+    tokenizer = os.environ.get("GPUPLAN_TOKENIZER")
+    if not tokenizer:
+        sys.exit("sglang.bench_one_batch loads a tokenizer: set GPUPLAN_TOKENIZER to a local "
+                 "folder with the model's tokenizer files")
+    path = os.path.join(folder, "result.jsonl")
+    command = [sys.executable, "-m", "sglang.bench_one_batch", "--model-path",
+               model_folder(s, folder), "--tokenizer-path", tokenizer, "--load-format", "dummy",
+               "--batch-size", str(c), "--input-len", str(p), "--output-len", str(max(o, 2)),
+               "--tp-size", str(s["layout"]["tp"]), "--result-filename", path]
+    if v["mem_fraction_static"] is not None:
+        command += ["--mem-fraction-static", str(v["mem_fraction_static"])]
+    if s["kv_cache"] in ("fp8", "fp8_e4m3", "fp8_e5m2"):
+        command += ["--kv-cache-dtype", s["kv_cache"]]
+    run_tool(command, "sglang.bench_one_batch")
+    with open(path, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    row = [r for r in rows if r.get("batch_size") == c and r.get("input_len") == p][-1]
+    tpot = row["median_decode_latency"] * 1e3
+    return {"ttft_ms": row["prefill_latency"] * 1e3, "tpot_ms": tpot,
+            "decode_tokens_per_s": c * 1e3 / tpot}
+
+
+def bench_llama_cpp(s, folder):
+    """llama.cpp's benchmarks on a GGUF file (GPUPLAN_GGUF: llama.cpp has no random weights):
+    one sequence through llama-bench (-o json: a prompt test, whose avg_ts of prompt tokens a
+    second gives the TTFT, and a generation test, whose avg_ts gives the TPOT); a batch of
+    `concurrency` through llama-batched-bench (--output-format jsonl: t_pp for the batch's
+    prefill, t_tg over tg steps)."""
+    v, c, p, o = s["serving"], s["concurrency"], s["prompt_tokens"], s["output_tokens"]
+    gguf = os.environ.get("GPUPLAN_GGUF")
+    if not gguf:
+        sys.exit("llama.cpp runs a GGUF file: set GPUPLAN_GGUF to the model's .gguf in the "
+                 "request's format")
+    layers = str(v["n_gpu_layers"] if v["n_gpu_layers"] >= 0 else 999)
+    if c == 1:
+        command = ["llama-bench", "-m", gguf, "-p", str(p), "-n", str(o), "-ngl", layers,
+                   "-r", str(s["measured_steps"]), "-o", "json"]
+        output = run_tool(command, "llama-bench", capture=True)
+        tests = json.loads(output[output.index("["):output.rindex("]") + 1])
+        prompt = [t for t in tests if t["n_prompt"] > 0 and t["n_gen"] == 0][0]
+        gen = [t for t in tests if t["n_gen"] > 0 and t["n_prompt"] == 0][0]
+        return {"ttft_ms": p / prompt["avg_ts"] * 1e3, "tpot_ms": 1e3 / gen["avg_ts"],
+                "decode_tokens_per_s": gen["avg_ts"]}
+    command = ["llama-batched-bench", "-m", gguf, "-c", str(c * (p + o)), "-npp", str(p),
+               "-ntg", str(o), "-npl", str(c), "-ngl", layers, "--output-format", "jsonl"]
+    output = run_tool(command, "llama-batched-bench", capture=True)
+    rows = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    row = [r for r in rows if r.get("pl") == c][-1]
+    tpot = row["t_tg"] / o * 1e3
+    return {"ttft_ms": row["t_pp"] * 1e3, "tpot_ms": tpot, "decode_tokens_per_s": c * 1e3 / tpot}
+
+
+def engine_benchmark(s):
+    """A serving request with a framework is measured by that engine's own benchmark, with the
+    request's settings, against the engine's estimate of that engine."""
+    import tempfile
+    drivers = {"vllm": bench_vllm, "sglang": bench_sglang, "llama_cpp": bench_llama_cpp}
+    framework = s["serving"]["framework"]
+    if s["model_type"] is None:
+        sys.exit(f"not measured: {s['unbuildable']}")
+    if framework not in drivers:
+        sys.exit(f"{framework}: measure with its own benchmark (trtllm-bench for TensorRT-LLM); "
+                 "this script drives vLLM, SGLang and llama.cpp")
+    if framework != "llama_cpp" and s["weights"] not in FLOAT and s["weights"] != "fp8":
+        # Random weights follow the config, which no longer declares the checkpoint's format.
+        sys.exit(f"weights {s['weights']}: {framework}'s random weights build a float model; "
+                 "measure this format from its checkpoint")
+    with tempfile.TemporaryDirectory() as folder:
+        measured = drivers[framework](s, folder)
+    measured["gpus"] = s["layout"]["tp"]
+    measured["decode"] = f"{framework}'s benchmark"
+    return measured
+
+
 def precision_check(torch, s, model, ids, compute, mixed):
     # Whether low precision will do: the same inputs at high and low precision, compared. One
     # sequence's logits, in the run's format and in fp32 (the model is cast up at the end, after
@@ -521,9 +674,13 @@ def report(torch, s, built_params, measured, check):
         print("note: the decode step ran eagerly: TPOT is not compared with the estimate")
     env = environment(torch)
     print("ran on: " + ", ".join(f"{k} {v}" for k, v in env.items()))
-    print(f"model: {s['model']} ({s['model_type']})  built {built_params:,} parameters, engine "
-          f"{ESTIMATE['params_total']:,}  on {world} GPU(s)")
-    if built_params != ESTIMATE["params_total"]:
+    if built_params is None:  # a serving engine built it
+        print(f"model: {s['model']} ({s['model_type']}), engine {ESTIMATE['params_total']:,} "
+              f"parameters, on {world} GPU(s) through {measured.get('decode')}")
+    else:
+        print(f"model: {s['model']} ({s['model_type']})  built {built_params:,} parameters, "
+              f"engine {ESTIMATE['params_total']:,}  on {world} GPU(s)")
+    if built_params is not None and built_params != ESTIMATE["params_total"]:
         print(f"warning: transformers built {built_params:,} parameters where the engine counted "
               f"{ESTIMATE['params_total']:,}: the engine read this config differently, so the "
               "figures below compare different models; report it rather than calibrate on it")
@@ -554,11 +711,14 @@ def report(torch, s, built_params, measured, check):
               f"{check['logits_relative_error']:.3g}, top-1 agreement "
               f"{check['top1_agreement'] * 100:.1f}%")
         measured["precision_check"] = check
-    share = measured.get("gpu_memory_share", measured["peak_reserved_bytes"] / total)
+    share = measured.get("gpu_memory_share")
+    if share is None and "peak_reserved_bytes" in measured:
+        share = measured["peak_reserved_bytes"] / total
     util, host = measured.get("gpu_utilization"), measured.get("host_ram_share")
     print("monitoring targets: GPU memory 85%+, GPU utilisation 90%+, host RAM 70-80%")
-    print(f"  GPU memory in use at peak {share * 100:.0f}%"
-          f"{'' if share >= 0.85 else ': a larger batch, or a smaller card, would serve'}")
+    if share is not None:
+        print(f"  GPU memory in use at peak {share * 100:.0f}%"
+              f"{'' if share >= 0.85 else ': a larger batch, or a smaller card, would serve'}")
     if util is not None:
         print(f"  GPU utilisation (median) {util * 100:.0f}%"
               f"{'' if util >= 0.9 else ': the card waits for data or communication'}")
@@ -583,6 +743,10 @@ def main():
         sys.exit("under torchrun this script measures data parallelism (ZeRO 0-3); tensor, "
                  "pipeline and context parallel layouts need their framework (Megatron-LM, "
                  "torchtitan)")
+    if s["kind"] not in TRAINING and s["serving"]["framework"]:
+        # The engine builds and runs the model itself: its timings against its estimate.
+        report(torch, s, None, engine_benchmark(s), None)
+        return
     model, compute, mixed = build_model(torch, s)
     built = sum(p.numel() for p in model.parameters())
     if s["kind"] in TRAINING:

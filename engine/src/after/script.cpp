@@ -193,6 +193,18 @@ std::string Settings(const Question& q) {
   add("output_tokens", Int(w.output_tokens));
   add("concurrency", Int(w.concurrency));
   add("gpu", Quote(r.gpu.id.empty() ? r.gpu.name : r.gpu.id));
+  // A serving engine's own benchmark runs with what the request set of it; the rest stays the
+  // engine's default, as the estimate has it.
+  const ServingOverrides& v = q.serving;
+  const auto maybe = [](const auto& o) { return o ? Num(static_cast<double>(*o)) : "None"; };
+  s += "    \"serving\": {\"framework\": " + Quote(r.StackNamed() ? r.stack->id : "") +
+       ", \"gpu_memory_utilization\": " + maybe(v.memory_fraction) +
+       ", \"mem_fraction_static\": " + maybe(v.static_fraction) +
+       ",\n                \"max_num_seqs\": " + maybe(v.max_seqs) +
+       ", \"max_num_batched_tokens\": " + maybe(v.max_batched_tokens) +
+       ", \"max_model_len\": " + Int(v.max_model_len) +
+       ",\n                \"enforce_eager\": " + Bool(v.enforce_eager) +
+       ", \"n_gpu_layers\": " + Int(v.n_gpu_layers) + "},\n";
   add("layout", "{\"gpus\": " + Int(r.parallel.gpus) + ", \"tp\": " + Int(r.parallel.tp) +
                     ", \"pp\": " + Int(r.parallel.pp) + ", \"cp\": " + Int(r.parallel.cp) +
                     ", \"ep\": " + Int(r.parallel.ep) + ", \"zero\": " + Int(r.parallel.zero) +

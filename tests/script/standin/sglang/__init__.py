@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: MIT
+"""A stand-in for SGLang's package: only its one-batch benchmark."""
