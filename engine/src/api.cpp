@@ -117,8 +117,14 @@ std::string Engine::Script(std::string_view request_json) const {
   const Setup runs = ScriptSetup(parsed.request);
   const gpuplan::Estimate one = EstimateSetup(OneGpu(runs), /*with_levers=*/false);
   const bool several = runs.parallel.gpus > 1;
+  // Under torchrun at ZeRO-3 the program keeps LoRA's adapters in the base's dtype: FSDP
+  // flattens each unit's tensors into one of a single dtype.
+  Setup sharded = runs;
+  if (sharded.workload.IsPeft() && sharded.parallel.zero >= 3) {
+    sharded.precision.adapters_fp32 = false;
+  }
   const gpuplan::Estimate layout =
-      several ? EstimateSetup(runs, /*with_levers=*/false) : gpuplan::Estimate{};
+      several ? EstimateSetup(sharded, /*with_levers=*/false) : gpuplan::Estimate{};
   const json_io::Json result = {
       {"filename", "gpuplan_measure.py"},
       {"script", MeasurementScript(parsed.request, one, several ? &layout : nullptr, Version(),

@@ -277,6 +277,19 @@ class MeasurementScript(unittest.TestCase):
         # FSDP needs one dtype per layer: the trainable (adapter) tensors join bf16.
         self.assertGreater(count(calls, "param_to", dtype="torch.bfloat16"), 0)
         self.assertIn("LoRA adapters are kept in the base's dtype", out)
+        # The layout's estimate counts them so too: 16-bit adapters, gradients and no input
+        # copies, as a request for bf16 adapters under the program's model code gets.
+        import ast
+        written = {n.targets[0].id: ast.literal_eval(n.value)
+                   for n in ast.parse(generate(lora)).body
+                   if isinstance(n, ast.Assign) and len(n.targets) == 1
+                   and getattr(n.targets[0], "id", "") == "ESTIMATE_LAYOUT"}
+        same = dict(lora, precision={"adapters": "bf16"}, framework="hf_transformers",
+                    optimizer_kernel="foreach")
+        run = subprocess.run([GPUPLAN, "estimate", "-"], input=json.dumps(same), text=True,
+                             capture_output=True, check=True)
+        self.assertEqual(written["ESTIMATE_LAYOUT"]["peak_allocated_bytes"],
+                         json.loads(run.stdout)["memory"]["allocated_bytes"])
 
     def test_torchrun_other_ranks_are_silent_and_model_parallel_is_refused(self):
         request = {"model": {"preset": "llama-3.2-1b"}, "gpu": "h100-sxm-80gb",

@@ -218,7 +218,7 @@ def wrap(torch, s, model, zero):
         from torch.distributed.fsdp import FullyShardedDataParallel
         if s["kind"] in ("lora", "qlora"):
             # FSDP flattens each layer's tensors into one, of one dtype: peft's fp32 adapters
-            # join the base's dtype (the engine counts them in fp32: a small difference).
+            # join the base's dtype (the layout's estimate above counts them so).
             compute = getattr(torch, FLOAT[s["weights"]])
             for p in model.parameters():
                 if p.requires_grad:
