@@ -36,7 +36,7 @@ struct Moment {
 // (grad_accum > 1); with PyTorch's zero_grad(set_to_none=True) only the first gradients
 // backward makes (the head's). The end of backward holds every gradient and what backward has
 // not yet freed: the other in-flight micro-batches' activations, the first layer's (freed
-// last), and backward's working sets. Weights and optimizer states are alive at both.
+// last), and backward's working sets. Weights and optimizer states are alive at every moment.
 // The optimizer step holds every gradient and whatever its implementation allocates, after
 // backward has freed the activations.
 struct StepPeak {
@@ -167,7 +167,7 @@ void AssembleStage(const Stage& s, MemoryResult* r) {
   d.Record("runtime.communicators", comm);
   d.Record("runtime.allocator_slack", slack);
   if (training) {
-    // Each moment's parts and total as total_bytes would count them: the larger is the peak.
+    // Each moment's parts and total as total_bytes would count them: the largest is the peak.
     r->has_moments = true;
     size_t i = 0;
     for (const Moment* m : {&peak.end_of_forward, &peak.end_of_backward, &peak.optimizer_step}) {

@@ -75,7 +75,7 @@ double CommReserveBytes(const RuntimeOptions& rt, const Parallel& p);
 /// Memory per GPU for one fixed setup; pure function of its input.
 MemoryResult EstimateMemory(const MemoryInput& in);
 
-/// A training setup's floor: what its step holds at both of its moments whatever its
+/// A training setup's floor: what its step holds at every one of its moments whatever its
 /// micro-batch, accumulation and recomputation (the weights, optimizer states and first
 /// gradients after offloading, the runtime reserve and communicators, all on the first
 /// stage). EstimateMemory's total is at least this; the planner skips, on it, the setups
