@@ -192,6 +192,16 @@ class MeasurementScript(unittest.TestCase):
                                logits_to_keep=1), 15 * reps)
         self.assertEqual(count(calls, "forward"), 16 * reps + 2)  # and the precision check's two
         self.assertEqual(measurement(out)["decode"], "cuda graph")
+        self.assertRegex(out, r"tpot_ms +\S+ +\S+ +[+-]\d")  # compared with the estimate
+        # A step the compiler cannot capture falls back to eager steps at its first call, says
+        # so, and its TPOT (host launch overhead included) is not compared.
+        code, out, calls = execute(generate(request), STANDIN_COMPILE_FAILS="1")
+        self.assertEqual(code, 0, out)
+        self.assertIn("could not be captured (RuntimeError", out)
+        self.assertEqual(count(calls, "forward", shape=[4, 1], static_cache=True), 15 * reps)
+        self.assertTrue(measurement(out)["decode"].startswith("eager (RuntimeError"))
+        self.assertIn("TPOT is not compared", out)
+        self.assertNotRegex(out, r"tpot_ms +\S+ +\S+ +[+-]\d")
         self.assertEqual(count(calls, "inference_mode_enter"), 1)
         for q in ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_p90", "decode_tokens_per_s"):
             self.assertIn(q, out)

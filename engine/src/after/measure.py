@@ -383,19 +383,35 @@ def decoder(torch, s, model, cache):
     CUDA graph (torch.compile's "reduce-overhead" mode, the pattern transformers documents for
     generate with cache_implementation="static"). Without them a Python loop of eager calls
     times the host launching kernels, several times an engine's TPOT on a large card. Answers
-    (step, how), step(token, position) -> logits of the last position."""
+    step(token, position) -> logits of the last position, and how() -> how it ran: compilation
+    happens at the first call, and a model the compiler cannot capture falls back to eager
+    steps there, said so."""
     positions = takes_positions(model)
 
-    def step(token, position):
+    def eager(token, position):
         extra = {"cache_position": position} if positions else {}
         return model(input_ids=token, past_key_values=cache, use_cache=True, logits_to_keep=1,
                      **extra).logits
     if cache is None:
-        return step, "eager (no static cache in this transformers): includes launch overhead"
-    try:
-        return torch.compile(step, mode="reduce-overhead", fullgraph=True), "cuda graph"
-    except Exception as e:  # torch without a working compiler for this model
-        return step, f"eager ({type(e).__name__}: no CUDA graph): includes launch overhead"
+        return eager, lambda: "eager (no static cache in this transformers): includes launch overhead"
+    state = {"run": torch.compile(eager, mode="reduce-overhead", fullgraph=True),
+             "how": "cuda graph"}
+    mark = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
+
+    def step(token, position):
+        if state["run"] is eager:
+            return eager(token, position)
+        try:
+            if mark is not None:
+                mark()  # the last step's outputs may be overwritten: only logits are read
+            return state["run"](token, position)
+        except Exception as e:  # noqa: BLE001  (whatever the compiler raised, measure eagerly)
+            print(f"note: the decode step could not be captured ({type(e).__name__}: {e}); "
+                  "it runs eagerly")
+            state["run"] = eager
+            state["how"] = f"eager ({type(e).__name__}: no CUDA graph): includes launch overhead"
+            return eager(token, position)
+    return step, lambda: state["how"]
 
 
 def static_cache(torch, s, model, compute):
@@ -416,7 +432,7 @@ def serve(torch, s, model, compute):
     c, p, o = s["concurrency"], s["prompt_tokens"], s["output_tokens"]
     ids = torch.randint(0, s["vocab"], (c, p), device="cuda")
     cache = static_cache(torch, s, model, compute)
-    step, how = decoder(torch, s, model, cache)
+    step, how_it_ran = decoder(torch, s, model, cache)
     positions = takes_positions(model)
     # transformers' generate runs experts as grouped GEMMs in prefill and as batched GEMMs in
     # decode (capturable in a graph); its loop over experts is neither.
@@ -466,7 +482,7 @@ def serve(torch, s, model, compute):
     result["decode_tokens_per_s"] = c * 1e3 / result["tpot_ms"]
     result.update(monitored(samples))
     result["gpus"] = 1
-    result["decode"] = how
+    result["decode"] = how = how_it_ran()
     print(f"decode step: {how}. This is plain PyTorch on the card, the hardware's floor for "
           "this model, not a serving engine's scheduler")
     return result, ids

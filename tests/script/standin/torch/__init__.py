@@ -105,8 +105,15 @@ def arange(n, device=None):
 
 
 def compile(fn, mode=None, fullgraph=False):  # noqa: A001  (torch's own name)
-    """torch.compile: the stand-in records the mode and runs the function as it is."""
+    """torch.compile: the stand-in records the mode and runs the function as it is, or, with
+    STANDIN_COMPILE_FAILS set, fails at the first call as a graph the compiler cannot capture
+    does."""
+    import os
     record("compile", mode=mode, fullgraph=fullgraph)
+    if os.environ.get("STANDIN_COMPILE_FAILS"):
+        def fails(*args, **kwargs):
+            raise RuntimeError("stand-in: data-dependent control flow")
+        return fails
     return fn
 
 
