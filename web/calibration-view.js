@@ -4,7 +4,7 @@
 import { t } from './i18n.js';
 import { el, errorLine, exportTable, fmt, noteText, setProp, setText } from './render.js';
 import { InputError } from './state.js';
-import { buildMeasured, kMeasureFields, kRecordColumns, recordsOf, valuesFromScriptLine } from './measure.js';
+import { buildMeasured, kMeasureFields, kRecordColumns, ranOnFromScriptLine, recordsOf, valuesFromScriptLine } from './measure.js';
 import { ask, onAnswer } from './engine-client.js';
 
 /** @type {(sel: string) => any} An element of the page (its kind is the selector's). */
@@ -88,6 +88,7 @@ export class MeasurePanel {
   open(setupRequest) {
     this.setup = setupRequest;
     this.result = null;
+    this.ranOn = '';
     $('#calibration-result').hidden = true;
     $('#measure-errors').replaceChildren();
   }
@@ -111,6 +112,8 @@ export class MeasurePanel {
     try {
       const values = valuesFromScriptLine(text, this.setup?.parallel?.gpus ?? 1, $('#m_scaling').value);
       for (const [k, v] of Object.entries(values)) /** @type {HTMLInputElement} */ (document.getElementById(`m_${k}`)).value = v;
+      // The record rows of this comparison keep the card and library versions it ran with.
+      this.ranOn = ranOnFromScriptLine(text);
       $('#measure-errors').replaceChildren();
     } catch (err) {
       if (!(err instanceof InputError)) throw err;
@@ -167,7 +170,7 @@ export class MeasurePanel {
     renderDiagnosis($('#diagnosis-measured'), r.diagnosis);
     $('#calibration-result').hidden = false;
     const run = this.records.reduce((m, x) => Math.max(m, Number(x.run) || 0), 0) + 1;
-    this.records.push(...recordsOf(r, { run, at: new Date().toISOString(), label: this.label }));
+    this.records.push(...recordsOf(r, { run, at: new Date().toISOString(), label: this.label, ranOn: this.ranOn ?? '' }));
     saveRecords(this.records);
     this.drawRecords();
   }

@@ -100,17 +100,32 @@ export function valuesFromScriptLine(text, setupGpus = 1, scaling = '') {
 }
 
 // One record row per compared quantity of one measured run.
-export const kRecordColumns = ['run', 'at', 'label', 'model', 'workload', 'gpu', 'gpus', 'quantity',
+export const kRecordColumns = ['run', 'at', 'label', 'model', 'workload', 'gpu', 'gpus', 'ran_on', 'quantity',
   'estimated', 'measured', 'error_pct', 'within_10pct', 'calibrated', 'compute', 'bandwidth', 'memory',
   'interconnect'];
 
-export function recordsOf(result, { run, at, label }) {
+// What the pasted run ran on, from its GPUPLAN_MEASUREMENT record's `environment` (the GPU's
+// name and the library versions), as one line for the record table; '' when it has none.
+export function ranOnFromScriptLine(text) {
+  const at = String(text ?? '').lastIndexOf('GPUPLAN_MEASUREMENT ');
+  if (at < 0) return '';
+  try {
+    const env = JSON.parse(text.slice(at + 'GPUPLAN_MEASUREMENT '.length).split('\n')[0])?.environment;
+    if (!env || typeof env !== 'object') return '';
+    return Object.entries(env).filter(([, v]) => typeof v === 'string' && v)
+      .map(([k, v]) => (k === 'gpu' ? v : `${k} ${v}`)).join(', ').slice(0, 300);
+  } catch {
+    return '';
+  }
+}
+
+export function recordsOf(result, { run, at, label, ranOn = '' }) {
   const req = result.request_normalized;
   const f = result.calibration;
   const model = req.model?.preset ?? (req.model?.hf_config ? 'hf_config' : 'architecture');
   return result.comparisons.map((c) => ({
     run, at, label: label ?? '', model, workload: req.workload?.kind ?? '', gpu: req.gpu?.id ?? req.gpu ?? '',
-    gpus: req.parallel?.gpus ?? 1, quantity: c.quantity, estimated: c.estimated, measured: c.measured,
+    gpus: req.parallel?.gpus ?? 1, ran_on: ranOn, quantity: c.quantity, estimated: c.estimated, measured: c.measured,
     error_pct: +(100 * c.error).toFixed(2), within_10pct: c.within_success_line, calibrated: c.calibrated,
     compute: f.compute, bandwidth: f.bandwidth, memory: f.memory, interconnect: f.interconnect,
   }));

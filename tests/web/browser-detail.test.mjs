@@ -78,9 +78,10 @@ test('measure, compare, calibrate: the page agrees with gpuplan calibrate and ke
     planned.map((d) => d.code));
   assert.equal(await page.locator('#explain details').count(), Object.keys(full.explain).length);
   // The script's last line fills the fields: 20 GiB allocated (21474836480 bytes), 22 GiB
-  // reserved, 900 tokens/s.
+  // reserved, 900 tokens/s; what it ran on goes with the record (as text: its markup stays text).
   await page.fill('#m_paste', 'step 13 ...\nGPUPLAN_MEASUREMENT {"settings": {}, "measured": ' +
-    '{"peak_allocated_bytes": 21474836480, "peak_reserved_bytes": 23622320128, "tokens_per_s": 900}}');
+    '{"peak_allocated_bytes": 21474836480, "peak_reserved_bytes": 23622320128, "tokens_per_s": 900}, ' +
+    '"environment": {"gpu": "NVIDIA H200 <i>x</i>", "torch": "2.11.0"}}');
   assert.equal(await page.inputValue('#m_alloc_gib'), '20');
   assert.equal(await page.inputValue('#m_reserved_gib'), '22');
   assert.equal(await page.inputValue('#m_tokens_per_s'), '900');
@@ -138,7 +139,9 @@ test('measure, compare, calibrate: the page agrees with gpuplan calibrate and ke
   await page.click('#records-export');
   const csv = await page.inputValue('#records-out');
   assert.equal(csv.split('\n').length, want.comparisons.length + 1, csv);
-  assert.match(csv, /^run,at,label,model,workload,gpu,gpus,quantity,estimated,measured,error_pct/);
+  assert.match(csv, /^run,at,label,model,workload,gpu,gpus,ran_on,quantity,estimated,measured,error_pct/);
+  assert.ok(csv.split('\n')[1].includes(',"NVIDIA H200 <i>x</i>, torch 2.11.0",'), csv);
+  assert.equal(await page.locator('#records tbody i').count(), 0);
   await page.selectOption('#records-format', 'md');
   await page.click('#records-export');
   assert.match(await page.inputValue('#records-out'), /first &lt;b&gt;run&lt;\/b&gt;/);

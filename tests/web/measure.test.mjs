@@ -3,7 +3,7 @@
 // reads from the script's GPUPLAN_MEASUREMENT line, and the record rows. Literals by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildMeasured, parseScaling, recordsOf, valuesFromScriptLine } from '../../web/measure.js';
+import { buildMeasured, parseScaling, ranOnFromScriptLine, recordsOf, valuesFromScriptLine } from '../../web/measure.js';
 import { buildRequest, calibrationOf, calibrationState, decodeShare, encodeShare, InputError, kDefaults }
   from '../../web/state.js';
 
@@ -70,9 +70,20 @@ test('one record row per compared quantity', () => {
     ],
     calibration: { compute: 0.6667, bandwidth: 1, memory: 0.9, interconnect: 1 },
   };
-  const rows = recordsOf(result, { run: 3, at: '2026-11-30T12:00:00Z', label: 'a' });
+  const rows = recordsOf(result, { run: 3, at: '2026-11-30T12:00:00Z', label: 'a', ranOn: 'NVIDIA L4, torch 2.11.0' });
   assert.equal(rows.length, 2);
   assert.deepEqual(rows[1], { run: 3, at: '2026-11-30T12:00:00Z', label: 'a', model: 'llama-3.2-1b', workload: 'lora',
-    gpu: 'l4-24gb', gpus: 1, quantity: 'tokens_per_s@1', estimated: 1500, measured: 1000, error_pct: 50,
+    gpu: 'l4-24gb', gpus: 1, ran_on: 'NVIDIA L4, torch 2.11.0', quantity: 'tokens_per_s@1', estimated: 1500, measured: 1000, error_pct: 50,
     within_10pct: false, calibrated: 1000, compute: 0.6667, bandwidth: 1, memory: 0.9, interconnect: 1 });
+});
+
+test('a record keeps what the pasted run ran on', () => {
+  // The script's record: environment {gpu, torch, cuda, transformers, peft} (null when absent).
+  const record = { settings: {}, measured: { gpus: 1 }, environment: { gpu: 'NVIDIA H200', torch: '2.11.0+cu130',
+    cuda: '13.0', transformers: '5.17.0', peft: null } };
+  assert.equal(ranOnFromScriptLine(`log\nGPUPLAN_MEASUREMENT ${JSON.stringify(record)}\n`),
+    'NVIDIA H200, torch 2.11.0+cu130, cuda 13.0, transformers 5.17.0');
+  assert.equal(ranOnFromScriptLine('GPUPLAN_MEASUREMENT {"measured": {}}'), '');
+  assert.equal(ranOnFromScriptLine('GPUPLAN_MEASUREMENT {oops'), '');
+  assert.equal(ranOnFromScriptLine('nothing here'), '');
 });
