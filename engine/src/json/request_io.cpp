@@ -802,15 +802,12 @@ bool ParseRequest(std::string_view text, const LoadedCatalog& catalog, bool requ
     }
     // How the step runs over the parameters (torch.optim's foreach, fused or for-loop): the
     // stack's unless given.
-    const OptimizerKernel standing = req.setup.stack->training.optimizer_kernel;
-    const std::string kernel = top.Has("optimizer_kernel")
-                                   ? top.Enum("optimizer_kernel", {"foreach", "fused", "for_loop"})
-                                         .value_or(Name(standing))
-                                   : Name(standing);
-    if (!top.Has("optimizer_kernel")) top.Accept("optimizer_kernel");
-    for (const OptimizerKernel k :
-         {OptimizerKernel::kForeach, OptimizerKernel::kFused, OptimizerKernel::kForLoop}) {
-      if (top.Has("optimizer_kernel") && kernel == Name(k)) req.training.optimizer_kernel = k;
+    std::string kernel = Name(req.setup.stack->training.optimizer_kernel);
+    if (!top.Has("optimizer_kernel")) {
+      top.Accept("optimizer_kernel");
+    } else if (const auto named = top.Enum("optimizer_kernel", {"foreach", "fused", "for_loop"})) {
+      kernel = *named;
+      req.training.optimizer_kernel = OptimizerKernelNamed(kernel);
     }
     out->normalized["optimizer_kernel"] = kernel;
   } else {

@@ -228,15 +228,13 @@ bool SetKvBudget(const Json& v, const Reading& r, StackProfile* p) {
 }
 
 bool SetOptimizerKernel(const Json& v, const Reading& r, StackProfile* p) {
-  for (const OptimizerKernel k :
-       {OptimizerKernel::kForeach, OptimizerKernel::kFused, OptimizerKernel::kForLoop}) {
-    if (v.is_string() && v.get<std::string>() == Name(k)) {
-      p->training.optimizer_kernel = k;
-      return true;
-    }
+  const auto kernel = v.is_string() ? OptimizerKernelNamed(v.get<std::string>()) : std::nullopt;
+  if (!kernel) {
+    r.Fail("must be foreach, fused or for_loop, got " + Show(v));
+    return false;
   }
-  r.Fail("must be foreach, fused or for_loop, got " + Show(v));
-  return false;
+  p->training.optimizer_kernel = *kernel;
+  return true;
 }
 
 using P = StackProfile;

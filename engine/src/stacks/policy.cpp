@@ -21,6 +21,14 @@ const char* Name(OptimizerKernel k) {
   return "foreach";
 }
 
+std::optional<OptimizerKernel> OptimizerKernelNamed(std::string_view name) {
+  for (const OptimizerKernel k :
+       {OptimizerKernel::kForeach, OptimizerKernel::kFused, OptimizerKernel::kForLoop}) {
+    if (name == Name(k)) return k;
+  }
+  return std::nullopt;
+}
+
 ServingDefaults DefaultsOn(const ServingPolicy& s, const GpuSpec& g, const Parallel& p) {
   ServingDefaults d;
   const double gib = g.memory_bytes / kGiB;

@@ -9,7 +9,9 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/hardware.h"
@@ -135,6 +137,8 @@ struct Pipeline {
 enum class OptimizerKernel { kForeach, kFused, kForLoop };
 /// Its name in requests and in stacks.json: foreach, fused, for_loop.
 const char* Name(OptimizerKernel k);
+/// The kernel of that name, or none.
+std::optional<OptimizerKernel> OptimizerKernelNamed(std::string_view name);
 
 /// Everything the training physics reads of a stack.
 struct TrainingPolicy {
