@@ -104,6 +104,8 @@ std::optional<CaseResult> RunCase(const Engine& engine, const Json& c, const std
   row.source = Text(c, "source", "");
   row.framework = c["request"].is_object() ? Text(c["request"], "framework", "") : "";
   row.kind = Text(c, "kind", KindOf(compare).c_str());
+  const Json& gpu = out["result"]["gpu"];
+  row.generation = gpu.is_object() ? Text(gpu, "generation", "") : "";
   row.what = shown;
   row.notes = Text(c, "notes", "");
   row.predicted = pred;
@@ -306,10 +308,12 @@ bool Holds(std::pair<double, double> band, double ratio) {
 // A band of one kind (and framework) from its cases' leave-one-source-out ratios, and how
 // often it holds them: in sample, and with each source's band built from the others.
 Band BandOf(const std::string& kind, const std::string& framework,
-            const std::vector<const CaseResult*>& rows, const std::vector<double>& loso) {
+            const std::vector<const CaseResult*>& rows, const std::vector<double>& loso,
+            const std::string& generation = "") {
   Band b;
   b.kind = kind;
   b.framework = framework;
+  b.generation = generation;
   std::vector<double> ratios;
   std::vector<double> abs_logs;
   std::set<std::string> groups;
@@ -397,10 +401,16 @@ std::vector<Band> Bands(const std::vector<CaseResult>& all) {
   using Rows = std::pair<std::vector<const CaseResult*>, std::vector<double>>;
   std::map<std::string, Rows> by_kind;
   std::map<std::pair<std::string, std::string>, Rows> by_framework;
+  std::map<std::pair<std::string, std::string>, Rows> by_generation;
   for (size_t i = 0; i < scored.size(); ++i) {
     const CaseResult& r = *scored[i];
     by_kind[r.kind].first.push_back(&r);
     by_kind[r.kind].second.push_back(loso[i]);
+    // Time depends on the card's generation (its kernels' rates): each has its own band.
+    if ((r.kind == "training" || r.kind == "decode") && !r.generation.empty()) {
+      by_generation[{r.kind, r.generation}].first.push_back(&r);
+      by_generation[{r.kind, r.generation}].second.push_back(loso[i]);
+    }
     if (r.framework.empty()) continue;
     by_framework[{r.kind, r.framework}].first.push_back(&r);
     by_framework[{r.kind, r.framework}].second.push_back(loso[i]);
@@ -411,6 +421,11 @@ std::vector<Band> Bands(const std::vector<CaseResult>& all) {
   for (const auto& [key, rows] : by_framework) {
     if (rows.first.size() >= 5) {
       out.push_back(BandOf(key.first, key.second, rows.first, rows.second));
+    }
+  }
+  for (const auto& [key, rows] : by_generation) {
+    if (rows.first.size() >= 5) {
+      out.push_back(BandOf(key.first, "", rows.first, rows.second, key.second));
     }
   }
   return out;
@@ -462,15 +477,48 @@ void PrintOverall(const std::vector<CaseResult>& all) {
   }
 }
 
+// Time kinds per card generation: in sample and each source left out, the mean over the
+// generation's sources of their median |log(pred/meas)|.
+void PrintGenerations(const std::vector<CaseResult>& all) {
+  const std::vector<const CaseResult*> scored = BandCases(all);
+  const std::vector<double> loso = LeaveOneSourceOut(scored);
+  std::map<std::pair<std::string, std::string>,
+           std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>>
+      by;
+  for (size_t i = 0; i < scored.size(); ++i) {
+    const CaseResult& r = *scored[i];
+    if (Family(r.kind) == "memory") continue;
+    auto& g = by[{r.kind, r.generation.empty() ? "?" : r.generation}][r.group];
+    g.first.push_back(std::fabs(std::log(r.predicted / r.measured)));
+    g.second.push_back(std::fabs(loso[i]));
+  }
+  std::printf("\n%-10s %-12s %6s %7s %24s %28s\n", "time", "generation", "cases", "groups",
+              "mean of group medians", "leave-one-source-out mean");
+  for (const auto& [key, groups] : by) {
+    double in = 0, out = 0;
+    size_t cases = 0;
+    for (const auto& [group, logs] : groups) {
+      in += Median(logs.first) / static_cast<double>(groups.size());
+      out += Median(logs.second) / static_cast<double>(groups.size());
+      cases += logs.first.size();
+    }
+    std::printf("%-10s %-12s %6zu %7zu %23.1f%% %27.1f%%\n", key.first.c_str(), key.second.c_str(),
+                cases, groups.size(), 100 * in, 100 * out);
+  }
+}
+
 void PrintBands(const std::vector<CaseResult>& all) {
   PrintOverall(all);
-  std::printf("\n%-10s %-14s %6s %7s %12s %12s %14s %10s %10s\n", "band", "framework", "cases",
-              "groups", "pred/meas lo", "pred/meas hi", "median |log|", "holds", "held out");
+  PrintGenerations(all);
+  std::printf("\n%-10s %-14s %-12s %6s %7s %12s %12s %14s %10s %10s\n", "band", "framework",
+              "generation", "cases", "groups", "pred/meas lo", "pred/meas hi", "median |log|",
+              "holds", "held out");
   for (const Band& b : Bands(all)) {
     char held_out[16] = "n/a";
     if (b.held_out >= 0) std::snprintf(held_out, sizeof held_out, "%.0f%%", 100 * b.held_out);
-    std::printf("%-10s %-14s %6d %7d %12.4f %12.4f %13.1f%% %9.0f%% %10s\n", b.kind.c_str(),
-                b.framework.empty() ? "(all)" : b.framework.c_str(), b.cases, b.groups, b.low,
+    std::printf("%-10s %-14s %-12s %6d %7d %12.4f %12.4f %13.1f%% %9.0f%% %10s\n", b.kind.c_str(),
+                b.framework.empty() ? "(all)" : b.framework.c_str(),
+                b.generation.empty() ? "(all)" : b.generation.c_str(), b.cases, b.groups, b.low,
                 b.high, 100 * b.median_abs, 100 * b.in_sample, held_out);
   }
   std::printf(
@@ -506,18 +554,21 @@ std::string AccuracyPage(const std::vector<CaseResult>& all, std::string_view en
     << "<h2>Error bands</h2>\n<p>The range the planner shows around a figure: the predicted / "
        "measured ratios of that kind of figure, 5th to 95th percentile (the extremes below 20 "
        "cases), each case's ratio taken leave-one-source-out (as if its source had not been in "
-       "the fit). A framework with 5 cases or more has its own. <em>Holds</em>: the share of the "
+       "the fit). A framework with 5 cases or more has its own, and so, for time, does a card "
+       "generation. <em>Holds</em>: the share of the "
        "cases whose measurement the band holds; <em>held out</em>: the same when each source's "
        "band is built from the other sources only, what a band holds on data it has not "
        "seen.</p>\n"
     << "<div class=\"table-wrap\"><table><thead><tr><th>figure</th><th>framework</th>"
-       "<th>cases</th><th>groups</th><th>low</th><th>high</th><th>median |error|</th>"
+       "<th>generation</th><th>cases</th><th>groups</th><th>low</th><th>high</th><th>median "
+       "|error|</th>"
        "<th>holds</th><th>held out</th></tr></thead><tbody>\n";
   for (const Band& b : Bands(all)) {
     h << "<tr><td>" << Escape(b.kind) << "</td><td>"
-      << Escape(b.framework.empty() ? "all" : b.framework) << "</td><td>" << b.cases << "</td><td>"
-      << b.groups << "</td><td>" << Pct(b.low) << "</td><td>" << Pct(b.high) << "</td><td>"
-      << Pct(std::exp(b.median_abs)) << "</td><td>" << std::lround(100 * b.in_sample)
+      << Escape(b.framework.empty() ? "all" : b.framework) << "</td><td>"
+      << Escape(b.generation.empty() ? "all" : b.generation) << "</td><td>" << b.cases
+      << "</td><td>" << b.groups << "</td><td>" << Pct(b.low) << "</td><td>" << Pct(b.high)
+      << "</td><td>" << Pct(std::exp(b.median_abs)) << "</td><td>" << std::lround(100 * b.in_sample)
       << "%</td><td>"
       << (b.held_out < 0 ? std::string("n/a") : std::to_string(std::lround(100 * b.held_out)) + "%")
       << "</td></tr>\n";

@@ -14,6 +14,7 @@ namespace gpuplan::cli {
 /// One case as run: the estimate's figure next to the published one.
 struct CaseResult {
   std::string id, group, source, kind, framework, what, notes;
+  std::string generation;  ///< the card's (catalog `generation`)
   double predicted = 0;
   double measured = 0;
   bool scored = false;
@@ -25,11 +26,13 @@ int Validate(const Engine& engine, const std::string& path, const std::string& c
              std::vector<CaseResult>* all);
 
 /// Error bands over every scored case: predicted / measured per kind (memory, weights,
-/// training, decode), and per framework where it has 5 cases or more, from each case's
+/// training, decode), per framework and, for time, per card generation where it has 5 cases
+/// or more, from each case's
 /// leave-one-source-out ratio (its prediction had its own source not been in the fit), with
 /// how often a band holds the measurement.
 struct Band {
   std::string kind, framework;  ///< framework "" = all
+  std::string generation;       ///< a card generation's own band ("" = every generation)
   int cases = 0;
   int groups = 0;
   double low = 1, high = 1;  ///< predicted / measured, leave-one-source-out

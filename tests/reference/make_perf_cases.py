@@ -149,6 +149,9 @@ def training_case(c):
         req["workload"] = wl
         req["memory_techniques"] = {"recompute": "full", "flash_attention": True,
                                     "chunked_loss": True}
+        # The README's runs set compile: True (the case's workload.torch_compile).
+        if w.get("torch_compile"):
+            req["memory_techniques"]["compile"] = True
         # The optimizer and dtypes of torchtune's single-device configs, as the memory cases of
         # the same runs have them: the full finetune steps PagedAdamW8bit in backward on bf16
         # weights without an fp32 master copy; the adapters are bf16. The optimizer step's time

@@ -30,11 +30,12 @@ def main():
     table = out[out.index("\nband ") + 1:].splitlines()[1:]
     for line in table:
         f = line.split()
-        if len(f) < 7 or not f[2].isdigit():
+        if len(f) < 8 or not f[3].isdigit():
             continue
         bands.append({"kind": f[0], "framework": "" if f[1] == "(all)" else f[1],
-                      "cases": int(f[2]), "groups": int(f[3]), "low": float(f[4]),
-                      "high": float(f[5]), "median_abs": round(float(f[6].rstrip("%")) / 100, 4)})
+                      "generation": "" if f[2] == "(all)" else f[2],
+                      "cases": int(f[3]), "groups": int(f[4]), "low": float(f[5]),
+                      "high": float(f[6]), "median_abs": round(float(f[7].rstrip("%")) / 100, 4)})
     path = "catalog/bands.json"
     doc = json.load(open(path))
     catalog = json.loads(subprocess.run([gpuplan, "catalog", "--gpus"], capture_output=True,

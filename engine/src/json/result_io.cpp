@@ -212,7 +212,7 @@ Json EstimateBody(const Setup& r, const std::string& preset, const Estimate& e,
   warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
   return {
       {"model", ModelJson(r, preset, e.params)},
-      {"gpu", {{"id", r.gpu.id}, {"name", r.gpu.name}}},
+      {"gpu", {{"id", r.gpu.id}, {"name", r.gpu.name}, {"generation", r.gpu.generation}}},
       {"memory", memory},
       {"performance", FiguresJson(e, "/performance/")},
       {"cost", FiguresJson(e, "/cost/")},

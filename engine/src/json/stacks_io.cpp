@@ -265,6 +265,7 @@ const PolicyField kPolicyFields[] = {
     Num(
         "training.expert_matmul_efficiency",
         [](P* p) { return &p->training.expert_matmul_efficiency; }, 0.01, 1),
+    Flag("training.fused_pointwise", [](P* p) { return &p->training.fused_pointwise; }),
     Num(
         "training.lora_input_copy_bytes", [](P* p) { return &p->training.lora_input_copy_bytes; },
         0, 4),
@@ -285,6 +286,14 @@ const PolicyField kPolicyFields[] = {
     Num(
         "training.buckets.bucket_elements",
         [](P* p) { return &p->training.buckets.bucket_elements; }, 0, 1e12),
+    Num(
+        "training.buckets.reduce_elements",
+        [](P* p) { return &p->training.buckets.reduce_elements; }, 0, 1e12),
+    Num(
+        "training.buckets.reduce_elements_per_rank",
+        [](P* p) { return &p->training.buckets.reduce_elements_per_rank; }, 0, 1e12),
+    Flag("training.buckets.single_unless_overlapped",
+         [](P* p) { return &p->training.buckets.single_unless_overlapped; }),
     Num(
         "training.gather.prefetch_elements",
         [](P* p) { return &p->training.gather.prefetch_elements; }, 0, 1e12),

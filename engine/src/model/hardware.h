@@ -16,7 +16,18 @@ namespace gpuplan {
 /// One accelerator, in base units (bytes, bytes/s, FLOP/s, watts). The catalog's JSON keys
 /// carry their units (memory_gib, mem_bandwidth_gb_per_s, bf16_dense_tflops); json_io converts.
 /// The architecture families whose fitted efficiencies differ (perf_model.cpp).
-enum class GpuArch { kUnset, kHopper, kBlackwell, kAmpere, kAda, kCdna3, kCdna4, kOther };
+enum class GpuArch {
+  kUnset,
+  kHopper,
+  kBlackwell,
+  kAmpere,
+  kAda,
+  kCdna3,
+  kCdna4,
+  kGaudi2,
+  kGaudi3,
+  kOther
+};
 
 /// A catalog `generation` as a GpuArch: read once when a card is loaded, so the estimator's
 /// thousands of calls per plan compare no strings.
@@ -27,6 +38,8 @@ inline GpuArch ArchOf(std::string_view generation) {
   if (generation == "ada") return GpuArch::kAda;
   if (generation == "cdna3") return GpuArch::kCdna3;
   if (generation == "cdna4") return GpuArch::kCdna4;
+  if (generation == "gaudi2") return GpuArch::kGaudi2;
+  if (generation == "gaudi3") return GpuArch::kGaudi3;
   return GpuArch::kOther;
 }
 

@@ -14,31 +14,79 @@ namespace gpuplan {
 // The table itself, ErrorBands(), is data: catalog/bands.json, compiled in by
 // cmake/EmbedBands.cmake.
 
-const ErrorBand* BandFor(std::string_view kind, std::string_view framework) {
+namespace {
+
+// Per kind of time figure, the band a card of an unmeasured generation gets: the kind's band
+// widened to the lowest low and highest high of every generation's own band. Built once.
+const std::vector<ErrorBand>& Envelopes() {
+  static const std::vector<ErrorBand> out = [] {
+    std::vector<ErrorBand> v;
+    for (const ErrorBand& b : ErrorBands()) {
+      if (b.framework[0] != '\0' || b.generation[0] != '\0') continue;
+      ErrorBand e = b;
+      bool any = false;
+      for (const ErrorBand& g : ErrorBands()) {
+        if (std::strcmp(g.kind, b.kind) != 0 || g.generation[0] == '\0' || g.groups < 2) continue;
+        e.low = std::min(e.low, g.low);
+        e.high = std::max(e.high, g.high);
+        any = true;
+      }
+      if (any) v.push_back(e);
+    }
+    return v;
+  }();
+  return out;
+}
+
+}  // namespace
+
+const ErrorBand* BandFor(std::string_view kind, std::string_view framework,
+                         std::string_view generation) {
   const ErrorBand* general = nullptr;
+  const ErrorBand* own_framework = nullptr;
+  const ErrorBand* own_generation = nullptr;
+  bool generations = false;  // the kind has bands per generation
   for (const ErrorBand& b : ErrorBands()) {
     if (kind != b.kind) continue;
-    // A framework's own band needs two sources: with one, leaving its source out leaves
-    // nothing, and its cases all share one lab's setup (one side of the estimate, the figure
-    // at the band's edge).
-    if (framework == b.framework && !framework.empty() && b.groups >= 2) return &b;
+    // A framework's or generation's own band needs two sources: with one, leaving its source
+    // out leaves nothing, and its cases all share one lab's setup (one side of the estimate,
+    // the figure at the band's edge).
+    if (b.generation[0] != '\0') {
+      generations = true;
+      if (generation == b.generation && b.groups >= 2) own_generation = &b;
+      continue;
+    }
+    if (framework == b.framework && !framework.empty() && b.groups >= 2) own_framework = &b;
     if (b.framework[0] == '\0') general = &b;
+  }
+  if (own_framework != nullptr) return own_framework;
+  if (own_generation != nullptr) return own_generation;
+  // A generation the suite has too few measurements of: as wide as the widest measured one.
+  if (generations && !generation.empty()) {
+    for (const ErrorBand& e : Envelopes()) {
+      if (kind == e.kind) return &e;
+    }
   }
   return general;
 }
 
 namespace {
 
-std::string BasisText(const ErrorBand& b) {
-  char basis[320];
+std::string BasisText(const ErrorBand& b, bool envelope) {
+  char basis[420];
   std::snprintf(basis, sizeof basis,
-                "%d published measurements of %s in %d source%s%s%s: the estimate, each "
+                "%d published measurements of %s in %d source%s%s%s%s%s: the estimate, each "
                 "source left out of the fit in turn, was %+.0f%% to %+.0f%% off the measured "
-                "value (%s); median error %.0f%%",
+                "value (%s); median error %.0f%%%s",
                 b.cases, b.kind, b.groups, b.groups == 1 ? "" : "s",
-                std::strlen(b.framework) > 0 ? ", on " : "", b.framework, 100 * (b.low - 1),
-                100 * (b.high - 1), b.cases >= 20 ? "5th to 95th percentile" : "all of them",
-                100 * (std::exp(b.median_abs) - 1));
+                std::strlen(b.framework) > 0 ? ", on " : "", b.framework,
+                std::strlen(b.generation) > 0 ? ", on cards of generation " : "", b.generation,
+                100 * (b.low - 1), 100 * (b.high - 1),
+                b.cases >= 20 ? "5th to 95th percentile" : "all of them",
+                100 * (std::exp(b.median_abs) - 1),
+                envelope ? "; few or no measurements of this card's generation: widened to the "
+                           "widest band of any measured generation"
+                         : "");
   return basis;
 }
 
@@ -46,9 +94,18 @@ std::string BasisText(const ErrorBand& b) {
 const std::string& BasisOf(const ErrorBand& b) {
   static const std::vector<std::string> texts = [] {
     std::vector<std::string> out;
-    for (const ErrorBand& band : ErrorBands()) out.push_back(BasisText(band));
+    for (const ErrorBand& band : ErrorBands()) out.push_back(BasisText(band, false));
     return out;
   }();
+  static const std::vector<std::string> envelopes = [] {
+    std::vector<std::string> out;
+    for (const ErrorBand& band : Envelopes()) out.push_back(BasisText(band, true));
+    return out;
+  }();
+  const std::vector<ErrorBand>& wide = Envelopes();
+  for (size_t i = 0; i < wide.size(); ++i) {
+    if (&wide[i] == &b) return envelopes[i];
+  }
   return texts[static_cast<size_t>(&b - ErrorBands().data())];
 }
 
@@ -56,8 +113,9 @@ const std::string& BasisOf(const ErrorBand& b) {
 
 void AddBands(const Setup& r, Estimate* e) {
   const std::string_view framework = std::string_view(r.stack->id);
+  const std::string_view generation = r.gpu.generation;
   const auto put = [&](const char* kind, const char* ptr, double v, bool rate) {
-    const ErrorBand* b = BandFor(kind, framework);
+    const ErrorBand* b = BandFor(kind, framework, generation);
     if (b == nullptr || !(v > 0)) return;
     const std::string& basis = BasisOf(*b);
     // measured = predicted / (predicted / measured). A suite whose every case came out on one

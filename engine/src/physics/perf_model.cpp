@@ -10,6 +10,7 @@
 
 #include "core/units.h"
 #include "physics/memory_model.h"
+#include "physics/step_kernels.h"
 
 namespace gpuplan {
 namespace {
@@ -120,13 +121,11 @@ Efficiencies DefaultEfficiencies(const GpuSpec& gpu) {
   Efficiencies e;
   const GpuArch arch = gpu.arch != GpuArch::kUnset ? gpu.arch : ArchOf(gpu.generation);
   if (arch == GpuArch::kHopper || arch == GpuArch::kBlackwell) {
-    e.train_compute = 0.45;
     e.decode_bandwidth = 0.66;
     e.prefill_compute = 0.45;
     e.basis = arch == GpuArch::kHopper ? "fitted on H100 training runs (llm-foundry)"
                                        : "no Blackwell measurement: Hopper's fitted values";
   } else if (arch == GpuArch::kAmpere || arch == GpuArch::kAda) {
-    e.train_compute = 0.58;
     e.decode_bandwidth = 0.66;
     e.prefill_compute = 0.58;
     e.basis = arch == GpuArch::kAmpere ? "fitted on A100 training runs and decode benchmarks"
@@ -144,7 +143,6 @@ Efficiencies DefaultEfficiencies(const GpuSpec& gpu) {
     // decode measurement.
     const double watts_per_tflops = gpu.board_power_w / std::max(1.0, gpu.bf16_flops / 1e12);
     const double share = 0.82 * std::min(1.0, watts_per_tflops / (1000 / 1307.4));
-    e.train_compute = 0.45 * share;
     e.decode_bandwidth = 0.65;
     e.prefill_compute = 0.45 * share;
     e.basis =
@@ -153,19 +151,14 @@ Efficiencies DefaultEfficiencies(const GpuSpec& gpu) {
   } else if (arch == GpuArch::kCdna4) {
     // MLPerf Training v5.1 Llama 2 70B LoRA: an MI355X runs at 2.30x an H200 per GPU, at
     // 2516.6 against 989 TFLOP/s: 0.90 of Hopper's share (one round, one chip).
-    e.train_compute = 0.45 * 0.90;
     e.decode_bandwidth = 0.65;
     e.prefill_compute = 0.45 * 0.90;
     e.basis = "fitted on one MLPerf Training v5.1 LoRA run of MI355X against H200";
   } else {
-    e.train_compute = 0.45;
     e.decode_bandwidth = 0.65;
     e.prefill_compute = 0.45;
     e.basis = "no measurement for this generation: Hopper's share of peak, unmeasured";
   }
-  // FP8 training: llm-foundry's MPT-3B runs on H100 gain 1.15-1.18x over bf16 for a 2x fp8
-  // peak: 0.16 of the peak's extra.
-  e.fp8_factor = 0.16;
   return e;
 }
 
@@ -242,42 +235,43 @@ StepShape ComputeAndBubble(const Setup& r, const ParamCounts& c, const TrainingP
   const GpuSpec& g = r.gpu;
   const ModelSpec& m = r.model;
   TrainingPerf& t = *out;
-  const Efficiencies eff = DefaultEfficiencies(g);
   t.flops = TrainingFlopsPerToken(r, c);
   t.peak_flops = MatmulPeak(g, r.precision.weights, true);
-  t.efficiency = eff.train_compute;
-  if (r.precision.weights == WeightFormat::kFp8 && g.fp8_flops > 0 && Bf16Peak(g) > 0) {
-    // FP8 gains a fraction of its peak's advantage over bf16 (fp8_factor); a card whose fp8
-    // peak equals its bf16 peak gains nothing, and fp8 is never slower than bf16.
-    const double ratio = g.fp8_flops / Bf16Peak(g);
-    const double achieved = Bf16Peak(g) * eff.train_compute * (1 + eff.fp8_factor * (ratio - 1));
-    t.efficiency = achieved / g.fp8_flops;
-  }
   const CalibrationFactors& cal = r.calibration;
-  t.efficiency = std::min(1.0, t.efficiency * cal.compute);
-  const double achieved = t.peak_flops * t.efficiency;
   const bool fp32 =
       r.precision.weights == WeightFormat::kFp32 || r.precision.weights == WeightFormat::kTf32;
   const double act_bytes = fp32 ? 4 : 2;
   const int64_t micro_batches = std::max<int64_t>(1, w.grad_accum);
   const double tokens_per_micro = D(w.micro_batch) * D(w.seq_len);
 
+  // Each micro-batch's kernels, layer by layer (step_kernels.cpp), slowed by what a step
+  // loses between them and scaled by a measured run's calibration.
+  const MicroBatchKernels k = MicroBatchKernelTimes(r, c);
+  const double scale = StepKernelOverhead() / std::max(1e-9, cal.compute);
+  t.kernels = k;
+  const auto layers_time = [&](int64_t begin, int64_t end) {
+    int64_t moe = 0;
+    if (m.IsMoe()) {
+      for (int64_t i = begin; i < end; ++i) moe += m.IsMoeLayer(i) ? 1 : 0;
+    }
+    return scale * (D(end - begin - moe) * k.dense_layer.Total() + D(moe) * k.moe_layer.Total());
+  };
+  const double head = scale * k.head.Total();
   // The busiest pipeline stage sets the pace: ceil(L/pp) layers on the first, the rest plus
-  // the head's matmul on the last.
-  const double head =
-      (w.IsPeft() ? 4 : 6) * D(m.vocab) * D(m.hidden) +
-      (r.techniques.recompute == Recompute::kFull ? 2 : 0) * D(m.vocab) * D(m.hidden);
-  // The experts' matmuls at the stack's share of the dense rate count as that many more
-  // dense FLOPs of time.
-  const double timed = t.flops.hardware_per_token +
-                       t.flops.expert_per_token * (1 / policy.expert_matmul_efficiency - 1);
-  const double per_layer = (timed - head) / D(m.layers);
-  const double first_layers = std::ceil(D(m.layers) / D(p.pp));
-  const double last_layers = std::max(0.0, D(m.layers) - D(p.pp - 1) * first_layers);
-  const double busiest =
-      p.pp == 1 ? timed : std::max(first_layers * per_layer, last_layers * per_layer + head);
-  const double micro_ideal = timed * tokens_per_micro / D(p.tp * p.pp * p.cp) / achieved;
-  const double micro_stage = busiest * tokens_per_micro / D(p.tp * p.cp) / achieved;
+  // the head on the last.
+  const int64_t first = std::min<int64_t>(
+      m.layers, static_cast<int64_t>(std::ceil(D(m.layers) / D(std::max<int64_t>(1, p.pp)))));
+  const double first_layers = D(first);
+  const int64_t last_begin = std::min<int64_t>(m.layers, (p.pp - 1) * first);
+  const double whole = layers_time(0, m.layers) + head;
+  const double micro_ideal = whole / D(p.pp);
+  const double micro_stage =
+      p.pp == 1 ? whole : std::max(layers_time(0, first), layers_time(last_begin, m.layers) + head);
+  // What the kernels achieve of the peak the matmuls run at.
+  t.efficiency = whole > 0 && t.peak_flops > 0 ? k.flops / (whole * t.peak_flops) : 0;
+  const KernelRates rates = KernelRatesOf(g);
+  t.rate_bound_flops =
+      t.peak_flops * std::min(1.0, std::max(rates.gemm, rates.gemm_fp8) * cal.compute);
   t.compute_s = micro_ideal * D(micro_batches);
   // 1F1B and GPipe: p - 1 micro-batch slots of fill and drain (Narayanan et al. 2021); the
   // interleaved schedule's slots are 1/v as long. Plus the busiest stage's excess over a
@@ -440,12 +434,25 @@ DpTimes DpTimesOf(const Setup& r, const TrainingPolicy& policy, const StepShape&
   // ZeRO-0/1/2: gradients all-reduced once a step (ZeRO-1/2: reduce-scattered, then the
   // parameters all-gathered: the same volume), bucket by bucket: the policy's contiguous
   // bucket, else DDP's 25 MiB.
-  const double bucket = policy.buckets.bucket_elements > 0
-                            ? policy.buckets.bucket_elements * d.grad_bytes
-                            : kDdpBucketBytes;
+  const GradientBuckets& b = policy.buckets;
+  double bucket = b.bucket_elements > 0 ? b.bucket_elements * d.grad_bytes : kDdpBucketBytes;
+  if (b.reduce_elements > 0 || b.reduce_elements_per_rank > 0) {
+    bucket = std::max(b.reduce_elements, b.reduce_elements_per_rank * D(d.n)) * d.grad_bytes;
+  }
+  if (b.single_unless_overlapped && !GradReduceOverlapAt(policy.overlap, p.zero)) {
+    bucket = std::max(bucket, grads);
+  }
   const double buckets = std::max(1.0, std::ceil(grads / bucket));
-  t.reduce_s = 2 * d.ring * grads / bw + buckets * ar_lat;
-  t.latency_s = buckets * ar_lat;
+  if (p.zero == 0) {
+    t.reduce_s = 2 * d.ring * grads / bw + buckets * ar_lat;
+    t.latency_s = buckets * ar_lat;
+  } else {
+    // Reduce-scatter of the gradients, then all-gather of the updated parameters in their
+    // 16-bit form (Megatron's distributed optimizer: fp32 gradients, bf16 parameters).
+    t.reduce_s = d.ring * grads / bw + buckets * rs_lat;
+    t.gather_s = d.ring * d.trainable * d.weight_bytes / bw + buckets * rs_lat;
+    t.latency_s = 2 * buckets * rs_lat;
+  }
   // Buckets fill in reverse order of the parameters, and the first layers' gradients come
   // last in backward: the last bucket (at least the embedding table's gradient, which DDP
   // buckets alone when it outgrows the cap) is reduced after backward ends (Li et al., VLDB
@@ -478,17 +485,31 @@ void DataParallelComm(const Setup& r, const ParamCounts& c, const TrainingPolicy
   t.dp_last_bucket_s = x.last_s;
   t.dp_first_gather_s = zero3 ? x.first_s : 0;
   // What the stack runs behind compute, less what has nothing to hide behind: the last
-  // bucket and the first gathers.
-  const double overlappable = (GradReduceOverlapAt(o, p.zero) ? x.reduce_s - x.last_s : 0) +
-                              (zero3 && o.param_gather ? x.gather_s - x.first_s : 0);
-  // Buckets are reduced while backward runs: under ZeRO-0/1/2 once a step, during the last
-  // micro-batch's backward (2/3 of its compute); under ZeRO-3 every micro-batch, whose
-  // gathers also prefetch during forward. Only what outlasts that is exposed, and all of
-  // what the stack does not overlap.
-  const double hidden_behind = zero3 ? s.micro_stage * D(s.micro_batches) : s.micro_stage * 2 / 3;
-  t.dp_exposed_s = (t.dp_comm_s - overlappable) + std::max(0.0, overlappable - hidden_behind);
+  // bucket and the first gathers. Under ZeRO-3 reductions and gathers run every micro-batch,
+  // the gathers prefetched during forward. Under ZeRO-0/1/2 the buckets are reduced once a
+  // step, during the last micro-batch's backward (2/3 of its compute), and a distributed
+  // optimizer's parameter all-gathers run during the next step's first forward (1/3), bucket
+  // by bucket as each layer is reached (Megatron-Core's --overlap-param-gather).
+  const double reduce_ovl = GradReduceOverlapAt(o, p.zero) ? x.reduce_s - x.last_s : 0;
+  const double gather_ovl = zero3 ? (o.param_gather ? x.gather_s - x.first_s : 0)
+                                  : (o.param_gather_sharded_optimizer ? x.gather_s : 0);
+  double exposed = t.dp_comm_s - reduce_ovl - gather_ovl;
+  double hidden = 0;
+  if (zero3) {
+    const double window = s.micro_stage * D(s.micro_batches);
+    const double ovl = reduce_ovl + gather_ovl;
+    exposed += std::max(0.0, ovl - window);
+    hidden = std::min(ovl, window);
+  } else {
+    const double reduce_window = s.micro_stage * 2 / 3;
+    const double gather_window = s.micro_stage / 3;
+    exposed +=
+        std::max(0.0, reduce_ovl - reduce_window) + std::max(0.0, gather_ovl - gather_window);
+    hidden = std::min(reduce_ovl, reduce_window) + std::min(gather_ovl, gather_window);
+  }
+  t.dp_exposed_s = exposed;
   // While they overlap, the collectives slow the compute they run beside.
-  t.dp_contention_s = kOverlapComputeSlowdown * std::min(overlappable, hidden_behind);
+  t.dp_contention_s = kOverlapComputeSlowdown * hidden;
 }
 
 // The optimizer step after backward: an elementwise update, memory-bound, of this GPU's

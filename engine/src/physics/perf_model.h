@@ -8,14 +8,13 @@
 
 #include "model/model_spec.h"
 #include "physics/setup.h"
+#include "physics/step_kernels.h"
 
 namespace gpuplan {
 
-/// Achievable fractions of a card's peaks, per card generation (perf_model.cpp documents each
-/// value's fit or source).
+/// Achievable fractions of a card's peaks while serving, per card generation (perf_model.cpp
+/// documents each value's fit or source); training: step_kernels.h.
 struct Efficiencies {
-  double train_compute = 0.5;     ///< of dense peak, for a training step's hardware FLOPs
-  double fp8_factor = 0.6;        ///< fp8 training runs at this fraction of the fp8 peak's gain
   double decode_bandwidth = 0.7;  ///< of memory bandwidth while decoding
   double prefill_compute = 0.5;   ///< of dense peak while prefilling
   /// Where the figures come from, in words: a literal, so the planner's thousands of calls
@@ -41,17 +40,21 @@ double RecomputedShare(const Setup& r);
 /// A training step and the run.
 struct TrainingPerf {
   TrainingFlops flops;
-  double peak_flops = 0;    ///< per GPU, in the precision the matmuls run in
-  double efficiency = 0;    ///< fraction of that peak the compute achieves
-  double compute_s = 0;     ///< per step, all micro-batches, per GPU
-  double bubble_s = 0;      ///< pipeline fill and drain per step
-  double tp_comm_s = 0;     ///< tensor-parallel all-reduces per step
-  double tp_exposed_s = 0;  ///< the part not hidden behind compute (all unless overlapped)
-  double ep_comm_s = 0;     ///< expert-parallel all-to-alls per step (not overlapped)
-  double dp_comm_s = 0;     ///< data-parallel / ZeRO traffic per step, latencies included
-  double dp_latency_s = 0;  ///< of which the collectives' start-up latencies (NCCL's ring model)
-  double dp_gather_s = 0;   ///< of which ZeRO-3's parameter all-gathers
-  double dp_exposed_s = 0;  ///< the part not hidden behind compute (the two below included)
+  double peak_flops = 0;  ///< per GPU, in the precision the matmuls run in
+  double efficiency = 0;  ///< fraction of that peak the compute achieves
+  /// The fastest any layout of this card could run the matmuls (the GEMM rate at its best
+  /// shapes): a bound the planner's search prunes with.
+  double rate_bound_flops = 0;
+  MicroBatchKernels kernels;  ///< one micro-batch's kernels on one rank, by kind
+  double compute_s = 0;       ///< per step, all micro-batches, per GPU
+  double bubble_s = 0;        ///< pipeline fill and drain per step
+  double tp_comm_s = 0;       ///< tensor-parallel all-reduces per step
+  double tp_exposed_s = 0;    ///< the part not hidden behind compute (all unless overlapped)
+  double ep_comm_s = 0;       ///< expert-parallel all-to-alls per step (not overlapped)
+  double dp_comm_s = 0;       ///< data-parallel / ZeRO traffic per step, latencies included
+  double dp_latency_s = 0;    ///< of which the collectives' start-up latencies (NCCL's ring model)
+  double dp_gather_s = 0;     ///< of which parameter all-gathers (ZeRO-1/2 after the step)
+  double dp_exposed_s = 0;    ///< the part not hidden behind compute (the two below included)
   double dp_last_bucket_s = 0;   ///< the last gradient bucket's reduction, after backward ends
   double dp_first_gather_s = 0;  ///< ZeRO-3: gathering the first units before each forward
   /// Compute slowed by the collectives that share its SMs and memory while overlapped.

@@ -6,6 +6,18 @@
 #include "physics/estimate_parts.h"
 
 namespace gpuplan {
+namespace {
+
+// One micro-batch's kernels over all of the model's layers and the head, on one rank.
+KernelTimes MicroBatchTotal(const Setup& r, const TrainingPerf& t) {
+  const ParamCounts c = CountParams(r.model);
+  KernelTimes k = static_cast<double>(c.dense_layers) * t.kernels.dense_layer;
+  k += static_cast<double>(c.moe_layers) * t.kernels.moe_layer;
+  k += t.kernels.head;
+  return k;
+}
+
+}  // namespace
 
 using text::D;
 
@@ -36,7 +48,7 @@ void AddTraining(const Setup& r, Estimate* e) {
       "interruptions x (interval / 2 + restart) + checkpoint writes",
       {{"restart_s", kRestartSeconds}},
       {"restart time (reschedule and reload) assumed"}};
-  const Efficiencies eff = DefaultEfficiencies(r.gpu);
+  const KernelRates rates = KernelRatesOf(r.gpu);
   auto& x = e->explain;
   const std::string base = "/performance/training/";
   x[base + "flops_per_token"] = {
@@ -46,6 +58,7 @@ void AddTraining(const Setup& r, Estimate* e) {
        {"hardware_flops_per_token", t.flops.hardware_per_token}},
       {"recomputation is not counted here (it is in hardware_flops_per_token)",
        "causal attention counted in full, as llm-foundry's MFU does"}};
+  const KernelTimes kt = MicroBatchTotal(r, t);
   x[base + "tokens_per_s"] = {
       "tokens per step / step time; step = compute + pipeline bubble + tensor-parallel "
       "all-reduces + expert-parallel all-to-alls (dispatch and combine of every token's "
@@ -73,9 +86,13 @@ void AddTraining(const Setup& r, Estimate* e) {
        {"tokens_per_step", t.tokens_per_step},
        {"peak_flops", t.peak_flops},
        {"efficiency", t.efficiency},
+       {"micro_batch_gemm_s", kt.gemm_s},
+       {"micro_batch_attention_s", kt.attention_s},
+       {"micro_batch_pointwise_s", kt.pointwise_s},
+       {"micro_batch_fp8_cast_s", kt.fp8_cast_s},
        {"dp_bandwidth_bytes_per_s", t.dp_bandwidth},
        {"tp_bandwidth_bytes_per_s", t.tp_bandwidth}},
-      {std::string("compute efficiency: ") + eff.basis,
+      {std::string("kernel rates: ") + rates.basis,
        std::string("data-parallel traffic overlaps the last micro-batch's backward pass ") +
            "(ZeRO-3: every micro-batch's compute)",
        std::string("pipeline stages: the busiest one (ceil(L/pp) layers, the last with the ") +

@@ -66,7 +66,7 @@ bool MeetsConstraints(const Question& base, const Setup& setup, double time_fact
   const ParamCounts c = CountParams(setup.model);
   const TrainingPerf t = EstimateTraining(setup, c);
   const double factor = time_factor > 0 ? time_factor : 1;
-  const double wall = DeadlineSeconds(setup, c, t, TimeBandHigh(base.setup)) * factor;
+  const double wall = DeadlineSeconds(setup, c, t, TimeBandHigh(setup)) * factor;
   if (k.deadline_s > 0 && wall > k.deadline_s) return false;
   const double price = PricePerGpuHour(setup);
   return k.budget_usd <= 0 ||

@@ -30,7 +30,7 @@ double WallClockSeconds(const Setup& q, const ParamCounts& c, const TrainingPerf
 }
 
 double TimeBandHigh(const Setup& r) {
-  const ErrorBand* b = BandFor("training", r.stack->id);
+  const ErrorBand* b = BandFor("training", r.stack->id, r.gpu.generation);
   return b != nullptr ? std::max(1.0, b->high) : 1.0;
 }
 

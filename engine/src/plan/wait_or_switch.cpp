@@ -26,8 +26,9 @@ std::string Days(double s) {
 WaitOrSwitch DecideWaitOrSwitch(const Question& base, const PlanResult& plan) {
   WaitOrSwitch out;
   if (!base.setup.workload.IsTraining() || plan.recommendations.empty()) return out;
-  const double band_high = plan_search::TimeBandHigh(base.setup);
   for (const PlanChoice& c : plan.recommendations) {
+    // Each card's own likely range (its generation's band).
+    const double band_high = plan_search::TimeBandHigh(c.request);
     const Estimate e = EstimateSetup(c.request, /*with_levers=*/false);
     WaitOption o;
     o.gpu_id = c.request.gpu.id;

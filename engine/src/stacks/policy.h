@@ -82,6 +82,13 @@ struct GradientBuckets {
   /// ZeRO-1/2: 0 = two buckets of bucket_cap_mb 25 MiB in flight; else one contiguous bucket
   /// of this many elements in the training dtype, allocated whole.
   double bucket_elements = 0;
+  /// The size the reduction is issued in, where it differs from the memory above: at least
+  /// `reduce_elements`, and `reduce_elements_per_rank` x the data-parallel ranks (larger
+  /// groups need larger buckets to stay bandwidth-bound); 0 = the bucket above.
+  double reduce_elements = 0;
+  double reduce_elements_per_rank = 0;
+  /// Without overlap the whole gradient buffer is reduced as one bucket after backward.
+  bool single_unless_overlapped = false;
 };
 
 /// How ZeRO-3 / FSDP gathers parameters.
@@ -109,6 +116,9 @@ struct Overlap {
   /// The same at ZeRO-3, where a stack defaults differently (DeepSpeed's overlap_comm).
   bool grad_reduce_zero3 = true;
   bool param_gather = true;  ///< ZeRO-3 parameter gathers prefetched behind compute
+  /// ZeRO-1/2: the all-gather of the updated parameters runs behind the next step's forward
+  /// (Megatron-Core's --overlap-param-gather); off, it follows the optimizer step.
+  bool param_gather_sharded_optimizer = false;
 };
 
 /// Whether the stack reduces gradients during backward at this ZeRO stage.
@@ -154,6 +164,11 @@ struct TrainingPolicy {
   /// where they run as grouped GEMMs as fast as a dense layer's; transformers' expert kernels
   /// at a few hundred tokens per expert reach less, and its loop over experts far less.
   double expert_matmul_efficiency = 1;
+  /// Norms, rotary embeddings, the MLP's activation and the loss run as fused kernels that
+  /// read their inputs and write their outputs once (Transformer Engine, Apex, Liger,
+  /// torch.compile); false: eager PyTorch, one kernel per op of the module's code (step time:
+  /// physics/step_kernels.cpp counts each op's bytes).
+  bool fused_pointwise = false;
   /// A 16-bit model keeps an fp32 master copy unless the request says otherwise (mixed
   /// precision); false: the stack trains the 16-bit parameters themselves.
   bool master_copy = true;

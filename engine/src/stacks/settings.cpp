@@ -16,12 +16,16 @@ TrainingPolicy WithSettings(const TrainingPolicy& stack, const TrainingOverrides
     p.overlap.grad_reduce = *o.grad_reduce_overlap;
     p.overlap.grad_reduce_zero3 = *o.grad_reduce_overlap;
   }
-  if (o.param_gather_overlap) p.overlap.param_gather = *o.param_gather_overlap;
+  if (o.param_gather_overlap) {
+    p.overlap.param_gather = *o.param_gather_overlap;
+    p.overlap.param_gather_sharded_optimizer = *o.param_gather_overlap;
+  }
   if (o.kbit_fp32_upcast) p.kbit_fp32_upcast = *o.kbit_fp32_upcast;
   if (o.compile) {
     p.saved.norm_fp32_copy = false;
     p.saved.rope_fp32_copy = false;
     p.saved.kv_expanded = false;
+    p.fused_pointwise = true;  // Inductor fuses the pointwise ops between matmuls
   }
   return p;
 }
