@@ -8,6 +8,6 @@
 
 namespace gpuplan {
 
-inline constexpr std::string_view kEngineVersion = "0.9.0";
+inline constexpr std::string_view kEngineVersion = "0.10.0";
 
 }  // namespace gpuplan
