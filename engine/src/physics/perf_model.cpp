@@ -672,6 +672,13 @@ InferencePerf EstimateInference(const Setup& r, const ParamCounts& c, int64_t co
   const double host_s =
       (host_weight_bytes + host_expert_bytes * expert_share_read) / kHostDecodeBandwidth;
   out.tpot_s = std::max(mem_s, comp_s) + out.tp_comm_s + out.ep_comm_s + host_s;
+  // Without CUDA graphs the host launches every kernel of the step itself, layer by layer on
+  // each pipeline stage in turn.
+  if (r.serving.eager_decode) {
+    const double launches = D(m.layers) * kEagerDecodeHostPerLayer;
+    out.host_bound = launches > out.tpot_s;
+    out.tpot_s = std::max(out.tpot_s, launches);
+  }
   out.decode_tokens_per_s_per_seq = out.tpot_s > 0 ? 1 / out.tpot_s : 0;
   out.decode_tokens_per_s_total = group * out.decode_tokens_per_s_per_seq;
 

@@ -94,6 +94,7 @@ struct InferencePerf {
   double tp_comm_s = 0;        ///< per decode step
   double ep_comm_s = 0;        ///< expert-parallel all-to-alls per decode step
   bool compute_bound = false;  ///< decode limited by compute rather than bandwidth
+  bool host_bound = false;     ///< an eager decode step waits on the host's kernel launches
   /// One prompt's prefill FLOPs at the prefill efficiency, with its all-reduces: what it adds
   /// to a decode iteration it piggybacks on (chunked prefill), whose weight reads it shares.
   double prefill_compute_s = 0;
@@ -122,6 +123,15 @@ InferencePerf EstimateInference(const Setup& r, const ParamCounts& c, int64_t co
 /// n_gpu_layers): dual-channel DDR5-4800 gives 76.8 GB/s, of which ~2/3 is reached; an
 /// assumption, named where it is used.
 inline constexpr double kHostDecodeBandwidth = 50e9;
+
+/// A decode step without CUDA graphs cannot end before the host has launched its kernels, one
+/// by one: measured on one H200 host (tests/reference/h200-2026-12, probes-decode-rerun.json:
+/// a Llama 3.1 8B decode step written over the model's own modules, torch 2.11), 18.99, 19.55
+/// and 18.45 ms eager at batch 1, 8 and 32 against 6.99, 7.74 and 8.80 ms captured as a graph:
+/// the eager step is the host's, about the same at every batch, 18.99 ms / 32 layers = 0.593
+/// ms a layer. Transformers' own step with its dynamic cache took 59-63 ms (1.9 ms a layer);
+/// an engine's leaner model code is taken to launch like the hand-written step.
+inline constexpr double kEagerDecodeHostPerLayer = 18.99e-3 / 32;
 
 /// NCCL's achievable share of a link's bandwidth (bus bandwidth / link), an assumption.
 inline constexpr double kLinkEfficiency = 0.8;

@@ -238,8 +238,12 @@ struct CapTier {
 /// Everything the serving physics reads of an engine.
 struct ServingPolicy {
   KvBudget kv_budget = KvBudget::kAsNeeded;
-  double memory_fraction = 0;     ///< kShareOfCard / kShareOfFree: the share
-  double graph_bytes = 0;         ///< CUDA-graph capture memory per GPU outside the allocator
+  double memory_fraction = 0;  ///< kShareOfCard / kShareOfFree: the share
+  double graph_bytes = 0;      ///< CUDA-graph capture memory per GPU outside the allocator
+  /// Decode steps launch their kernels from the host one by one (no CUDA graphs: vLLM's,
+  /// SGLang's and TensorRT-LLM's enforce_eager), so a step lasts at least the host's time to
+  /// launch them (perf_model.h, kEagerDecodeHostPerLayer).
+  bool eager_decode = false;
   ReserveRule reserve;            ///< kCardMinusReserve
   std::array<CapTier, 5> caps{};  ///< by card memory, smallest first; the rest unbounded
   const char* first_tier_generation = nullptr;  ///< takes caps[0] whatever its memory

@@ -35,7 +35,10 @@ ServingPolicy WithSettings(const ServingPolicy& engine, const ServingOverrides& 
   ServingPolicy p = AtVersion(engine, o.version);
   if (o.memory_fraction) p.memory_fraction = *o.memory_fraction;
   if (o.static_fraction) p.static_fraction = *o.static_fraction;
-  if (o.enforce_eager) p.graph_bytes = 0;
+  if (o.enforce_eager) {
+    p.graph_bytes = 0;
+    p.eager_decode = true;
+  }
   if (o.block_size) p.block_tokens = *o.block_size;
   if (o.n_ctx > 0) p.context_tokens = o.n_ctx;
   if (o.n_gpu_layers >= 0) p.gpu_layers = o.n_gpu_layers;

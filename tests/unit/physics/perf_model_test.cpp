@@ -312,3 +312,30 @@ TEST(Reliability, CheckpointsInterruptionsAndLostTime) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(EagerDecode, AStepWithoutGraphsWaitsOnTheHostsLaunches) {
+  // Llama 3.1 8B under vLLM on one H200, batch 1. With CUDA graphs the step reads the weights
+  // and cache at the card's bandwidth (about 4.8 ms). With enforce_eager the host launches each
+  // layer's kernels: 32 layers x 0.593 ms (18.99 ms for the step on one H200 host, the
+  // hand-written eager step of tests/reference/h200-2026-12): 18.99 ms.
+  testing::Json r = {{"model", {{"preset", "llama-3.1-8b"}}},
+                     {"gpu", "h200-sxm-141gb"},
+                     {"framework", "vllm"},
+                     {"workload",
+                      {{"kind", "inference"},
+                       {"concurrency", 1},
+                       {"prompt_tokens", 1024},
+                       {"output_tokens", 128}}}};
+  const double graphs = testing::Result(r)["performance"]["inference"]["tpot_ms"];
+  EXPECT_LT(graphs, 6.0);
+  r["serving"] = {{"enforce_eager", true}};
+  const testing::Json eager = testing::Result(r);
+  EXPECT_NEAR(eager["performance"]["inference"]["tpot_ms"].get<double>(), 18.99, 1e-9);
+  EXPECT_EQ(eager["explain"]["/performance/inference/tpot_ms"]["inputs"]["host_bound"], 1.0);
+}
+
+}  // namespace
+}  // namespace gpuplan
