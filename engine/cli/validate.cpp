@@ -495,7 +495,8 @@ void PrintGenerations(const std::vector<CaseResult>& all) {
   std::printf("\n%-10s %-12s %6s %7s %24s %28s\n", "time", "generation", "cases", "groups",
               "mean of group medians", "leave-one-source-out mean");
   for (const auto& [key, groups] : by) {
-    double in = 0, out = 0;
+    double in = 0;
+    double out = 0;
     size_t cases = 0;
     for (const auto& [group, logs] : groups) {
       in += Median(logs.first) / static_cast<double>(groups.size());

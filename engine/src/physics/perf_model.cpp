@@ -269,9 +269,6 @@ StepShape ComputeAndBubble(const Setup& r, const ParamCounts& c, const TrainingP
       p.pp == 1 ? whole : std::max(layers_time(0, first), layers_time(last_begin, m.layers) + head);
   // What the kernels achieve of the peak the matmuls run at.
   t.efficiency = whole > 0 && t.peak_flops > 0 ? k.flops / (whole * t.peak_flops) : 0;
-  const KernelRates rates = KernelRatesOf(g);
-  t.rate_bound_flops =
-      t.peak_flops * std::min(1.0, std::max(rates.gemm, rates.gemm_fp8) * cal.compute);
   t.compute_s = micro_ideal * D(micro_batches);
   // 1F1B and GPipe: p - 1 micro-batch slots of fill and drain (Narayanan et al. 2021); the
   // interleaved schedule's slots are 1/v as long. Plus the busiest stage's excess over a

@@ -40,11 +40,8 @@ double RecomputedShare(const Setup& r);
 /// A training step and the run.
 struct TrainingPerf {
   TrainingFlops flops;
-  double peak_flops = 0;  ///< per GPU, in the precision the matmuls run in
-  double efficiency = 0;  ///< fraction of that peak the compute achieves
-  /// The fastest any layout of this card could run the matmuls (the GEMM rate at its best
-  /// shapes): a bound the planner's search prunes with.
-  double rate_bound_flops = 0;
+  double peak_flops = 0;      ///< per GPU, in the precision the matmuls run in
+  double efficiency = 0;      ///< fraction of that peak the compute achieves
   MicroBatchKernels kernels;  ///< one micro-batch's kernels on one rank, by kind
   double compute_s = 0;       ///< per step, all micro-batches, per GPU
   double bubble_s = 0;        ///< pipeline fill and drain per step

@@ -60,10 +60,15 @@ struct LayerShape {
 // Adapted (inputs, outputs) of one MLP of width `w` (PEFT targets).
 void LoraMlp(const ModelSpec& m, const LoraTargets& t, double w, double times, LayerShape* s) {
   const double h = D(m.hidden);
-  if (t.gate && m.mlp == MlpKind::kGated) s->lora_in += times * h, s->lora_out += times * w;
-  if (t.up) s->lora_in += times * h, s->lora_out += times * w;
-  if (t.down) s->lora_in += times * w, s->lora_out += times * h;
-  s->lora_linears += times * ((t.gate && m.mlp == MlpKind::kGated) + t.up + t.down);
+  const auto adapt = [&](bool on, double in, double out) {
+    if (!on) return;
+    s->lora_in += times * in;
+    s->lora_out += times * out;
+    s->lora_linears += times;
+  };
+  adapt(t.gate && m.mlp == MlpKind::kGated, h, w);
+  adapt(t.up, h, w);
+  adapt(t.down, w, h);
 }
 
 LayerShape ShapeOf(const Setup& r, const LayerParams& L, bool moe, double tokens) {
@@ -101,10 +106,16 @@ LayerShape ShapeOf(const Setup& r, const LayerParams& L, bool moe, double tokens
   if (w.IsPeft()) {
     const LoraTargets& t = w.lora_targets;
     const double qw = D(m.QueryWidth());
-    if (t.q) s.lora_in += h, s.lora_out += qw, s.lora_linears += 1;
-    if (t.k) s.lora_in += h, s.lora_out += D(m.KeyWidth()), s.lora_linears += 1;
-    if (t.v) s.lora_in += h, s.lora_out += D(m.ValueWidth()), s.lora_linears += 1;
-    if (t.o) s.lora_in += D(m.AttnOutWidth()), s.lora_out += h, s.lora_linears += 1;
+    const auto adapt = [&s](bool on, double in, double out) {
+      if (!on) return;
+      s.lora_in += in;
+      s.lora_out += out;
+      s.lora_linears += 1;
+    };
+    adapt(t.q, h, qw);
+    adapt(t.k, h, D(m.KeyWidth()));
+    adapt(t.v, h, D(m.ValueWidth()));
+    adapt(t.o, D(m.AttnOutWidth()), h);
     if (moe && m.IsMoe()) {
       LoraMlp(m, t, D(m.moe.shared_intermediate), D(m.moe.shared_experts), &s);
       if (t.experts) {
@@ -242,7 +253,8 @@ KernelTimes LayerTimes(const Setup& r, const LayerShape& s, const Rates& x, doub
     // Transformer Engine's cast_transpose: each FP8 GEMM's 16-bit input is read once and
     // written as an FP8 copy and its transpose (the Hopper kernels take only the TN layout),
     // forward for the activations, backward for the output gradients: 4 bytes per element.
-    double inputs = 0, outputs = 0;
+    double inputs = 0;
+    double outputs = 0;
     for (const Linear* g : {&s.in_proj, &s.out_proj, &s.mlp_up, &s.mlp_down}) {
       inputs += g->k;
       outputs += g->n;

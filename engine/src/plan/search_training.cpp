@@ -191,6 +191,10 @@ bool MarginalLargerBatch(const PlanChoice& best, const Setup& q, int64_t n, cons
          q.workload.micro_batch > b.workload.micro_batch && t.time_s > 0.95 * best.figures.time_s;
 }
 
+// Sequences per micro-batch of the rate bound's one-GPU estimate (SearchTraining): more than
+// any micro-batch a search tries.
+constexpr int64_t kBoundMicroBatch = 1 << 16;
+
 struct Search {
   Search(const Question& request, const ParamCounts& counts, const PlanOptions& options,
          Ranking rank, CardSearch* out, const CardSearch* before)
@@ -492,8 +496,18 @@ CardSearch SearchTraining(const Question& request, const GpuSpec& g, const Param
   s.pipeline = request.setup.training.pipeline;
   s.q.parallel = Parallel{};
   {
-    const TrainingPerf one = EstimateTraining(s.q, c);
-    s.peak_eff = one.rate_bound_flops;
+    // The fastest any layout of this card could compute: one GPU at a micro-batch larger than
+    // any the search tries. A step's kernels reach a larger share of peak as the micro-batch
+    // grows (each GEMM's launch and a step's weight casts amortise over more tokens), and
+    // splitting a layer over tp or cp ranks only shrinks its GEMMs, so no setup beats it.
+    // Of the two recomputations searched, the one whose kernels reach more of it.
+    Setup widest = s.q;
+    widest.workload.micro_batch = kBoundMicroBatch;
+    widest.workload.grad_accum = 1;
+    const TrainingPerf one = EstimateTraining(widest, c);
+    widest.techniques.recompute = Recompute::kFull;
+    const TrainingPerf full = EstimateTraining(widest, c);
+    s.peak_eff = std::max(one.peak_flops * one.efficiency, full.peak_flops * full.efficiency);
     const double tokens = request.setup.workload.tokens;
     const TrainingFlops asked = TrainingFlopsPerToken(s.q, c);
     s.q.techniques.recompute = Recompute::kFull;
