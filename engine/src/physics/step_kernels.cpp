@@ -341,97 +341,90 @@ MicroBatchKernels MicroBatchKernelTimes(const Setup& r, const ParamCounts& c) {
   return out;
 }
 
+namespace {
+
+// Each generation's kernel rates (KernelRates' fields in order, then its basis). Hopper is
+// fitted on the H200 run of tests/reference/h200-2026-12 (probes.json, `gemm`: 32 bf16 and 32
+// FP8 shapes, M 512-16384 tokens by 8 transformer (N, K) pairs): time = 2 m n k / (share x
+// peak) + overhead, least mean |log| error: bf16 0.74 of 989 TFLOP/s and 9 us (median error
+// 8.4%), FP8 (torch._scaled_mm, per-tensor scales, fast accumulation) 0.74 of 1979 TFLOP/s
+// and 11.5 us (9.7%); large square shapes run at 0.68-0.72 as the sustained clock falls,
+// 512-token GEMMs at 0.15-0.68. That fitted share is 0.93 of the best shape's (0.79): the
+// other generations, measured at their best shape only (tests/reference/gemm_microbench.json:
+// stas00/ml-engineering's maximum achievable matmul FLOPS), take 0.93 of it (kSustained).
+// Attention (flash kernels, forward and backward, head dim 128, long sequences): Hopper 0.58
+// (the H200 probe's cuDNN kernels); Blackwell 0.82 of it (a Llama 3.1 8B step's flash
+// kernels ran 834 TFLOP/s on B200 against 447 on H200, 0.37 and 0.45 of peak); Ampere and
+// Ada FlashAttention-2's forward peak on A100 (230 TFLOP/s, 0.737) x 0.83 (the H200 probe's
+// forward-and-backward to forward ratio); AMD and Gaudi have no attention measurement here
+// and take a stated guess below Hopper's.
+struct GenerationRates {
+  GpuArch arch;
+  KernelRates rates;
+};
+constexpr double kSustained = 0.93;
+constexpr double kAmpereAttention = 0.737 * 0.83;
+const GenerationRates kGenerations[] = {
+    {GpuArch::kHopper,
+     {0.74, 0.74, 9e-6, 11.5e-6, 0.58, 0.8, true,
+      "Hopper: GEMM, FP8 GEMM and flash attention rates fitted on an H200 run"}},
+    // B200 best shapes 0.776 (bf16) and 0.763 (FP8); OpenXLA's sm_100 matmul table runs
+    // 4096^3 at 0.63 and 0.61 and 2048^3 at 0.44 and 0.32: about 10 and 7 us per GEMM more
+    // than the best-shape rate gives.
+    {GpuArch::kBlackwell,
+     {kSustained * 0.776, kSustained * 0.763, 10e-6, 7e-6, 0.58 * 0.82, 0.8, true,
+      "Blackwell: B200 GEMM microbenchmarks (best shape, OpenXLA's shape table), flash "
+      "attention in a training step"}},
+    // Neither Ampere nor Ada has an FP8 measurement here (an A100 has no FP8 units): Hopper's
+    // FP8 share.
+    {GpuArch::kAmpere,
+     {kSustained * 0.869, 0.74, 9e-6, 11.5e-6, kAmpereAttention, 0.8, true,
+      "Ampere: A100 GEMM microbenchmark (best shape), FlashAttention-2's paper"}},
+    // RTX 4090 at 8192^3 reached 175 TFLOP/s, above the listed dense peak (clocks above the
+    // rated boost): its best shape taken as 1.0 of peak.
+    {GpuArch::kAda,
+     {kSustained * 1.0, 0.74, 9e-6, 11.5e-6, kAmpereAttention, 0.8, true,
+      "Ada: one RTX 4090 GEMM microbenchmark; attention as Ampere's (unmeasured)"}},
+    // MI325X best shape 0.600 (hipBLASLt); KernelRatesOf scales it by power (the MI300X).
+    {GpuArch::kCdna3,
+     {kSustained * 0.600, kSustained * 0.600, 9e-6, 11.5e-6, 0.58 * 0.6, 0.8, true,
+      "CDNA3: MI325X GEMM microbenchmark, scaled by power per peak FLOP; attention "
+      "unmeasured (0.6 of Hopper's)"}},
+    {GpuArch::kCdna4,
+     {kSustained * 0.622, kSustained * 0.622, 9e-6, 11.5e-6, 0.58 * 0.6, 0.8, true,
+      "CDNA4: MI355X GEMM microbenchmark (best shape); attention unmeasured (0.6 of "
+      "Hopper's)"}},
+    {GpuArch::kGaudi2,
+     {kSustained * 0.969, kSustained * 0.955, 9e-6, 11.5e-6, 0.5, 0.8, true,
+      "Gaudi 2: GEMM microbenchmark (best shape); attention unmeasured (0.5)"}},
+    {GpuArch::kGaudi3,
+     {kSustained * 0.677, kSustained * 0.703, 9e-6, 11.5e-6, 0.5, 0.8, true,
+      "Gaudi 3: GEMM microbenchmark (best shape); attention unmeasured (0.5)"}},
+};
+
+}  // namespace
+
 KernelRates KernelRatesOf(const GpuSpec& gpu) {
-  KernelRates k;
   const GpuArch arch = gpu.arch != GpuArch::kUnset ? gpu.arch : ArchOf(gpu.generation);
-  // Hopper: fitted on the H200 run of tests/reference/h200-2026-12 (probes.json, `gemm`: 32
-  // bf16 and 32 FP8 shapes, M 512-16384 tokens by 8 transformer (N, K) pairs): time =
-  // 2 m n k / (share x peak) + overhead, least mean |log| error: bf16 0.74 of 989 TFLOP/s and
-  // 9 us (median error 8.4%), FP8 (torch._scaled_mm, per-tensor scales, fast accumulation)
-  // 0.74 of 1979 TFLOP/s and 11.5 us (median 9.7%). Large square shapes run at 0.68-0.72 as
-  // the sustained clock falls; 512-token GEMMs at 0.15-0.68 of peak. The fitted share is 0.93
-  // of the best shape's (0.79): other generations, measured only at their best shape
-  // (tests/reference/gemm_microbench.json: stas00/ml-engineering's maximum achievable matmul
-  // FLOPS), take 0.93 of it.
-  k.gemm = 0.74;
-  k.gemm_fp8 = 0.74;
-  k.gemm_overhead_s = 9e-6;
-  k.gemm_fp8_overhead_s = 11.5e-6;
-  k.attention = 0.58;
-  k.elementwise_bandwidth = 0.8;
-  k.basis = "Hopper: GEMM, FP8 GEMM and flash attention rates fitted on an H200 run";
-  constexpr double kSustained = 0.93;
-  switch (arch) {
-    case GpuArch::kHopper:
-      break;
-    case GpuArch::kBlackwell:
-      // B200 best shapes: bf16 0.776, FP8 0.763 of peak; OpenXLA's sm_100 matmul table runs
-      // 4096^3 at 0.63 (bf16) and 0.61 (FP8) and 2048^3 at 0.44 and 0.32: about 10 and 7 us
-      // more per GEMM than the best-shape rate gives. Attention: a Llama 3.1 8B step's flash
-      // kernels ran 834 TFLOP/s on B200 against 447 on H200 (0.37 and 0.45 of peak): 0.82 of
-      // Hopper's share.
-      k.gemm = kSustained * 0.776;
-      k.gemm_fp8 = kSustained * 0.763;
-      k.gemm_overhead_s = 10e-6;
-      k.gemm_fp8_overhead_s = 7e-6;
-      k.attention = 0.58 * 0.82;
-      k.basis =
-          "Blackwell: B200 GEMM microbenchmarks (best shape, OpenXLA's shape table), "
-          "flash attention in a training step";
-      break;
-    case GpuArch::kAmpere:
-      // A100 SXM best shape 0.869; FlashAttention-2's forward peaks at 230 TFLOP/s (0.74), and
-      // forward plus backward runs at 0.83 of the forward rate (the H200 probe's ratio).
-      k.gemm = kSustained * 0.869;
-      k.attention = 0.737 * 0.83;
-      k.basis = "Ampere: A100 GEMM microbenchmark (best shape), FlashAttention-2's paper";
-      break;
-    case GpuArch::kAda:
-      // RTX 4090 at 8192^3 reached 175 TFLOP/s, above the listed dense peak (clocks above the
-      // rated boost): taken as the best shape at 1.0 of peak.
-      k.gemm = kSustained * 1.0;
-      k.attention = 0.737 * 0.83;
-      k.basis = "Ada: one RTX 4090 GEMM microbenchmark; attention as Ampere's (unmeasured)";
-      break;
-    case GpuArch::kCdna3: {
-      // MI325X best shape 0.600 (hipBLASLt), MI300X 0.511: the same die at 1000 W and 750 W.
-      // Sustained GEMMs throttle with the power per peak TFLOP/s (AMD, 'Measuring
-      // max-achievable FLOPs', ROCm blogs); MLPerf Training's Llama 2 70B LoRA runs put the
-      // MI300X at 0.76 of the MI325X per peak FLOP (0.62 and 0.82 of Hopper's share), which
-      // min(1, (W / TFLOP/s) / (1000 / 1307.4)) gives (0.75).
+  for (const GenerationRates& g : kGenerations) {
+    if (g.arch != arch) continue;
+    KernelRates k = g.rates;
+    if (arch == GpuArch::kCdna3) {
+      // The MI300X and MI325X are one die at 750 W and 1000 W: sustained GEMMs throttle with
+      // the power per peak TFLOP/s (AMD, 'Measuring max-achievable FLOPs', ROCm blogs; the
+      // MI300X's best shape is 0.511 of peak). MLPerf Training's Llama 2 70B LoRA runs put the
+      // MI300X at 0.76 of the MI325X per peak FLOP, which min(1, (W / TFLOP/s) / (1000 /
+      // 1307.4)) gives (0.75).
       const double watts_per_tflops = gpu.board_power_w / std::max(1.0, gpu.bf16_flops / 1e12);
       const double power = std::min(1.0, watts_per_tflops / (1000 / 1307.4));
-      k.gemm = kSustained * 0.600 * power;
-      k.gemm_fp8 = k.gemm;
-      k.attention = 0.58 * 0.6;
-      k.basis =
-          "CDNA3: MI325X GEMM microbenchmark, scaled by power per peak FLOP; attention "
-          "unmeasured (0.6 of Hopper's)";
-      break;
+      k.gemm *= power;
+      k.gemm_fp8 *= power;
     }
-    case GpuArch::kCdna4:
-      k.gemm = kSustained * 0.622;
-      k.gemm_fp8 = k.gemm;
-      k.attention = 0.58 * 0.6;
-      k.basis = "CDNA4: MI355X GEMM microbenchmark (best shape); attention unmeasured";
-      break;
-    case GpuArch::kGaudi2:
-      k.gemm = kSustained * 0.969;
-      k.gemm_fp8 = kSustained * 0.955;
-      k.attention = 0.5;
-      k.basis = "Gaudi 2: GEMM microbenchmark (best shape); attention unmeasured";
-      break;
-    case GpuArch::kGaudi3:
-      k.gemm = kSustained * 0.677;
-      k.gemm_fp8 = kSustained * 0.703;
-      k.attention = 0.5;
-      k.basis = "Gaudi 3: GEMM microbenchmark (best shape); attention unmeasured";
-      break;
-    default:
-      k.measured = false;
-      k.basis = "no kernel measurement for this generation: Hopper's shares of its own peaks";
-      break;
+    return k;
   }
+  KernelRates k = kGenerations[0].rates;
+  k.measured = false;
+  k.basis = "no kernel measurement for this generation: Hopper's shares of its own peaks";
   return k;
 }
 
