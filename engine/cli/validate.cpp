@@ -557,20 +557,21 @@ std::string AccuracyPage(const std::vector<CaseResult>& all, std::string_view en
        "cases), each case's ratio taken leave-one-source-out (as if its source had not been in "
        "the fit). A framework with 5 cases or more has its own, and so, for time, does a card "
        "generation. <em>Holds</em>: the share of the "
-       "cases whose measurement the band holds; <em>held out</em>: the same when each source's "
-       "band is built from the other sources only, what a band holds on data it has not "
-       "seen.</p>\n"
+       "cases whose measurement the band holds; <em>claims</em>: what a 5th-to-95th percentile "
+       "band should hold (90%; all of them below 20 cases); <em>held out</em>: the share it "
+       "holds when each source's band is built from the other sources only, what a band holds "
+       "on data it has not seen, to read against the claim.</p>\n"
     << "<div class=\"table-wrap\"><table><thead><tr><th>figure</th><th>framework</th>"
        "<th>generation</th><th>cases</th><th>groups</th><th>low</th><th>high</th><th>median "
        "|error|</th>"
-       "<th>holds</th><th>held out</th></tr></thead><tbody>\n";
+       "<th>holds</th><th>claims</th><th>held out</th></tr></thead><tbody>\n";
   for (const Band& b : Bands(all)) {
     h << "<tr><td>" << Escape(b.kind) << "</td><td>"
       << Escape(b.framework.empty() ? "all" : b.framework) << "</td><td>"
       << Escape(b.generation.empty() ? "all" : b.generation) << "</td><td>" << b.cases
       << "</td><td>" << b.groups << "</td><td>" << Pct(b.low) << "</td><td>" << Pct(b.high)
       << "</td><td>" << Pct(std::exp(b.median_abs)) << "</td><td>" << std::lround(100 * b.in_sample)
-      << "%</td><td>"
+      << "%</td><td>" << (b.cases >= 20 ? "90%" : "100%") << "</td><td>"
       << (b.held_out < 0 ? std::string("n/a") : std::to_string(std::lround(100 * b.held_out)) + "%")
       << "</td></tr>\n";
   }

@@ -429,8 +429,9 @@ DpTimes DpTimesOf(const Setup& r, const TrainingPolicy& policy, const StepShape&
     return t;
   }
   // ZeRO-0/1/2: gradients all-reduced once a step (ZeRO-1/2: reduce-scattered, then the
-  // parameters all-gathered: the same volume), bucket by bucket: the policy's contiguous
-  // bucket, else DDP's 25 MiB.
+  // updated parameters all-gathered in 16 bits), bucket by bucket: the stack's reduction
+  // bucket (Megatron's grows with the data-parallel ranks), else its contiguous bucket, else
+  // DDP's 25 MiB.
   const GradientBuckets& b = policy.buckets;
   double bucket = b.bucket_elements > 0 ? b.bucket_elements * d.grad_bytes : kDdpBucketBytes;
   if (b.reduce_elements > 0 || b.reduce_elements_per_rank > 0) {
