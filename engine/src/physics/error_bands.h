@@ -27,9 +27,10 @@ struct ErrorBand {
 
 /// Every band, as `gpuplan validate` last computed them (catalog/bands.json says when).
 const std::vector<ErrorBand>& ErrorBands();
-/// The framework's own band of this kind when it has one, else the card generation's, else
-/// the kind's; a generation without a band of its own (no or few measurements) widens the
-/// chosen band to the widest any measured generation has. Null when the kind has none.
+/// The framework's own band of this kind when it has one, else the card generation's; a
+/// generation without a band of its own (no or few measurements) gets the kind's band widened
+/// to the widest any measured generation has, where the kind has generation bands; else the
+/// kind's. Null when the kind has none.
 const ErrorBand* BandFor(std::string_view kind, std::string_view framework,
                          std::string_view generation = "");
 
