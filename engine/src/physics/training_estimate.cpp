@@ -9,8 +9,7 @@ namespace gpuplan {
 namespace {
 
 // One micro-batch's kernels over all of the model's layers and the head, on one rank.
-KernelTimes MicroBatchTotal(const Setup& r, const TrainingPerf& t) {
-  const ParamCounts c = CountParams(r.model);
+KernelTimes MicroBatchTotal(const ParamCounts& c, const TrainingPerf& t) {
   KernelTimes k = static_cast<double>(c.dense_layers) * t.kernels.dense_layer;
   k += static_cast<double>(c.moe_layers) * t.kernels.moe_layer;
   k += t.kernels.head;
@@ -58,7 +57,7 @@ void AddTraining(const Setup& r, Estimate* e) {
        {"hardware_flops_per_token", t.flops.hardware_per_token}},
       {"recomputation is not counted here (it is in hardware_flops_per_token)",
        "causal attention counted in full, as llm-foundry's MFU does"}};
-  const KernelTimes kt = MicroBatchTotal(r, t);
+  const KernelTimes kt = MicroBatchTotal(e->params, t);
   x[base + "tokens_per_s"] = {
       "tokens per step / step time; step = compute + pipeline bubble + tensor-parallel "
       "all-reduces + expert-parallel all-to-alls (dispatch and combine of every token's "
